@@ -1,0 +1,81 @@
+/* acis.h -- public extras of libacis: which collectives it intercepts, why a
+ * call went to software, and the counters behind MPIR_CVAR_OFFLOAD_STATS.
+ *
+ * An application needs none of this: relinking with -lacis or preloading
+ * libacis.so is enough.  Programs and tests that want to see what acis did
+ * include this header and call the functions below after MPI_Init. */
+#ifndef ACIS_ACIS_H
+#define ACIS_ACIS_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every intercepted MPI collective entry point, blocking and nonblocking.
+ * The list itself lives in acis/colls.h so one table drives the enum, the
+ * names and the wrappers. */
+typedef enum {
+#define ACIS_COLL(id, name, base) ACIS_COLL_##id,
+#include <acis/colls.h>
+#undef ACIS_COLL
+    ACIS_COLL_COUNT
+} acis_coll_t;
+
+/* Why a call did not go to the switch.  ACIS_REASON_NONE means offloaded. */
+typedef enum {
+#define ACIS_REASON(id, text) ACIS_REASON_##id,
+#include <acis/reasons.h>
+#undef ACIS_REASON
+    ACIS_REASON_COUNT
+} acis_reason_t;
+
+/* Counters of one entry point on the calling process. */
+struct acis_coll_stats {
+    uint64_t calls;                        /* times the entry point was called */
+    uint64_t offloaded;                    /* of those, executed in the switch */
+    uint64_t software;                     /* of those, run by MPICH (PMPI) */
+    uint64_t bytes;                        /* message bytes over all calls */
+    uint64_t offloaded_bytes;              /* message bytes of offloaded calls */
+    uint64_t by_reason[ACIS_REASON_COUNT]; /* software calls, by reason */
+};
+
+/* Host-side traffic counters of the calling process. */
+struct acis_host_stats {
+    uint64_t packets_sent, packets_received;
+    uint64_t bytes_sent, bytes_received;
+    uint64_t packets_dropped;              /* received but invalid, by the host */
+    uint64_t comms_offloaded;              /* communicators with a switch table entry */
+    uint64_t comms_refused;                /* communicators that fell back at setup */
+};
+
+/* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll
+ * is out of range or out is NULL. */
+int acis_get_stats(acis_coll_t coll, struct acis_coll_stats *out);
+
+/* Fill *out with this process's host traffic counters.  Returns 0 or -1. */
+int acis_get_host_stats(struct acis_host_stats *out);
+
+/* Zero every counter of the calling process. */
+void acis_reset_stats(void);
+
+/* "MPI_Allreduce" for ACIS_COLL_ALLREDUCE; NULL when out of range. */
+const char *acis_coll_name(acis_coll_t coll);
+
+/* Short, stable identifier of a reason ("op_user"); NULL when out of range. */
+const char *acis_reason_name(acis_reason_t reason);
+
+/* One-line explanation of a reason for people; NULL when out of range. */
+const char *acis_reason_text(acis_reason_t reason);
+
+/* Whether collectives on comm can be offloaded.  Returns 1 if comm has a
+ * switch table entry (built now if the table is built lazily; collective
+ * over comm in that case), 0 if not, and then *why (if not NULL) says why. */
+int acis_comm_offloaded(MPI_Comm comm, acis_reason_t *why);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

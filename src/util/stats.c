@@ -1,0 +1,53 @@
+/* stats.c -- snapshots of the per-collective and host counters kept in
+ * acis_util, for the public acis_get_stats() API and the finalize table. */
+#include "config.h"
+
+#include <string.h>
+
+#include "util.h"
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+void acis_stats_snapshot(acis_coll_t coll, struct acis_coll_stats *out)
+{
+    const struct acis_coll_counters *c = &acis_util.coll[coll];
+    memset(out, 0, sizeof *out);
+    out->offloaded = LOAD(c->offloaded);
+    out->bytes = LOAD(c->bytes);
+    out->offloaded_bytes = LOAD(c->offloaded_bytes);
+    for (int r = 1; r < ACIS_REASON_COUNT; r++) {
+        out->by_reason[r] = LOAD(c->by_reason[r]);
+        out->software += out->by_reason[r];
+    }
+    out->calls = out->offloaded + out->software;
+}
+
+void acis_host_snapshot(struct acis_host_stats *out)
+{
+    const struct acis_host_counters *h = &acis_util.host;
+    out->packets_sent = LOAD(h->packets_sent);
+    out->packets_received = LOAD(h->packets_received);
+    out->bytes_sent = LOAD(h->bytes_sent);
+    out->bytes_received = LOAD(h->bytes_received);
+    out->packets_dropped = LOAD(h->packets_dropped);
+    out->comms_offloaded = LOAD(h->comms_offloaded);
+    out->comms_refused = LOAD(h->comms_refused);
+}
+
+void acis_stats_zero(void)
+{
+    for (int i = 0; i < ACIS_COLL_COUNT; i++) {
+        struct acis_coll_counters *c = &acis_util.coll[i];
+        atomic_store(&c->offloaded, 0);
+        atomic_store(&c->bytes, 0);
+        atomic_store(&c->offloaded_bytes, 0);
+        for (int r = 0; r < ACIS_REASON_COUNT; r++)
+            atomic_store(&c->by_reason[r], 0);
+    }
+    struct acis_host_counters *h = &acis_util.host;
+    atomic_store(&h->packets_sent, 0);
+    atomic_store(&h->packets_received, 0);
+    atomic_store(&h->bytes_sent, 0);
+    atomic_store(&h->bytes_received, 0);
+    atomic_store(&h->packets_dropped, 0);
+}

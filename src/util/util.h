@@ -1,0 +1,154 @@
+/* util.h -- the one header of src/util: the CVAR table and its parser,
+ * logging, per-collective counters and a monotonic clock.
+ *
+ * State of this layer lives in one context, acis_util (see struct
+ * acis_util_ctx below): parsed CVAR values, the process's rank for log
+ * prefixes, and the counters.  Nothing here needs MPI. */
+#ifndef ACIS_UTIL_H
+#define ACIS_UTIL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "acis/acis.h"
+
+/* ---------------------------------------------------------------- CVARs */
+
+enum acis_cvar_type { ACIS_CVAR_ENUM, ACIS_CVAR_BOOL, ACIS_CVAR_INT,
+                      ACIS_CVAR_SIZE, ACIS_CVAR_ADDR };
+
+enum acis_cvar_id {
+#define ACIS_CVAR(id, type, scope, def, allowed, desc) ACIS_CV_##id,
+#include "cvars.def"
+#undef ACIS_CVAR
+    ACIS_CV_COUNT
+};
+
+/* Values of enum CVARs, by position in their allowed list. */
+enum { ACIS_AUTO = 0, ACIS_ON = 1, ACIS_OFF = 2 };                 /* auto|on|off */
+enum { ACIS_DEV_UDP, ACIS_DEV_SHM, ACIS_DEV_VERBS, ACIS_DEV_NONE }; /* DEVICE */
+enum { ACIS_SETUP_LAZY, ACIS_SETUP_EAGER };                         /* COMM_SETUP */
+enum { ACIS_WAIT_AUTO, ACIS_WAIT_SPIN, ACIS_WAIT_BLOCK };           /* WAIT */
+
+struct acis_cvar {
+    const char *name;            /* after the MPIR_CVAR_ prefix */
+    enum acis_cvar_type type;
+    int all_eq;                  /* must be equal on all ranks */
+    const char *defval;
+    const char *allowed;         /* enum words, or "MIN..MAX" for numbers */
+    const char *desc;
+};
+
+extern const struct acis_cvar acis_cvar_table[ACIS_CV_COUNT];
+
+#define ACIS_CVAR_STRLEN 256
+
+/* Parsed values: num holds enum positions, booleans and numbers; str holds
+ * the ADDR text ("auto" for the default). */
+struct acis_cvars {
+    long long num[ACIS_CV_COUNT];
+    char str[ACIS_CV_COUNT][ACIS_CVAR_STRLEN];
+    const char *source[ACIS_CV_COUNT];   /* env name used, NULL for default */
+};
+
+/* Parse every CVAR from env (a NULL-terminated "NAME=value" array, normally
+ * environ).  Returns 0, or -1 with one line in err naming the variable, the
+ * value and what is allowed.  A variable with our prefix that is not in the
+ * table is an error too (a typo must not pass silently). */
+int acis_cvars_parse(char *const *env, struct acis_cvars *out,
+                     char *err, size_t errlen);
+
+/* Parse one value of one CVAR; used by acis_cvars_parse and the tests.
+ * Returns 0 or -1 with err filled ("allowed: ..."). */
+int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
+                          long long *num, char *str, size_t strlen_,
+                          char *err, size_t errlen);
+
+/* 64-bit hash of the ALL_EQ values, to check that all ranks agree. */
+uint64_t acis_cvars_hash(const struct acis_cvars *cv);
+
+/* Print the table: format 0 = plain text (acis-info --cvars), 1 = Markdown
+ * (docs/cvars.md). */
+void acis_cvars_print(FILE *out, int markdown);
+
+/* -------------------------------------------------------------- logging */
+
+/* Print "acis[rank]: message" to stderr if level <= the VERBOSE CVAR; level
+ * 0 always prints. */
+void acis_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------- counters */
+
+/* Calls are not counted separately: calls = offloaded + sum(by_reason). */
+struct acis_coll_counters {
+    atomic_uint_fast64_t offloaded, bytes, offloaded_bytes;
+    atomic_uint_fast64_t by_reason[ACIS_REASON_COUNT];
+};
+
+struct acis_host_counters {
+    atomic_uint_fast64_t packets_sent, packets_received;
+    atomic_uint_fast64_t bytes_sent, bytes_received, packets_dropped;
+    atomic_uint_fast64_t comms_offloaded, comms_refused;
+};
+
+/* Add v to a counter.  Single-threaded processes (the common case) use a
+ * plain load and store, which costs nothing extra; MPI_THREAD_MULTIPLE
+ * processes use an atomic add so no count is lost. */
+static inline void acis_add(atomic_uint_fast64_t *c, uint64_t v);
+
+/* Count one call of coll; reason NONE means offloaded. */
+static inline void acis_count_call(struct acis_coll_counters *c,
+                                   acis_reason_t reason, uint64_t bytes)
+{
+    if (bytes)
+        acis_add(&c->bytes, bytes);
+    if (reason == ACIS_REASON_NONE) {
+        acis_add(&c->offloaded, 1);
+        acis_add(&c->offloaded_bytes, bytes);
+    } else {
+        acis_add(&c->by_reason[reason], 1);
+    }
+}
+
+#define ACIS_COUNT(field, n) acis_add(&acis_util.host.field, (n))
+
+/* Snapshot counters into the public structs. */
+void acis_stats_snapshot(acis_coll_t coll, struct acis_coll_stats *out);
+void acis_host_snapshot(struct acis_host_stats *out);
+void acis_stats_zero(void);
+
+/* ---------------------------------------------------------------- clock */
+
+/* Monotonic time in nanoseconds. */
+uint64_t acis_now_ns(void);
+
+/* --------------------------------------------------------------- context */
+
+struct acis_util_ctx {
+    struct acis_cvars cv;        /* parsed at MPI_Init */
+    int rank;                    /* world rank for log prefixes, -1 before */
+    int verbose;                 /* copy of OFFLOAD_VERBOSE for the hot path */
+    int threaded;                /* MPI_THREAD_MULTIPLE: counters use atomic adds */
+    struct acis_coll_counters coll[ACIS_COLL_COUNT];
+    struct acis_host_counters host;
+};
+
+extern struct acis_util_ctx acis_util;
+
+static inline void acis_add(atomic_uint_fast64_t *c, uint64_t v)
+{
+    if (acis_util.threaded)
+        atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+    else
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                              memory_order_relaxed);
+}
+
+/* Shorthand for a parsed numeric CVAR value. */
+#define ACIS_CV(id) (acis_util.cv.num[ACIS_CV_##id])
+
+#endif
