@@ -1,0 +1,35 @@
+/* report.c -- say what was decided and why (MPIR_CVAR_OFFLOAD_VERBOSE), once
+ * per communicator, entry point and reason, so a run of a million calls
+ * prints a handful of lines. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "commtable/commtable.h"
+#include "fallback.h"
+#include "util/util.h"
+
+void acis_report(const struct acis_call *c, struct acis_comm *cs,
+                 acis_reason_t reason)
+{
+    int verbose = acis_util.verbose;
+    if (verbose < 2 && cs->rank != 0)
+        return;
+    if (verbose < 3) {
+        unsigned bit = (unsigned)c->coll * ACIS_REASON_COUNT + (unsigned)reason;
+        uint64_t mask = 1ull << (bit % 64);
+        if (cs->reported[bit / 64] & mask)
+            return;
+        cs->reported[bit / 64] |= mask;
+    }
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    PMPI_Comm_get_name(c->comm, name, &len);
+    if (len == 0)
+        snprintf(name, sizeof name, "communicator %#lx", (unsigned long)c->comm);
+    acis_log(0, "%s on %s (%d ranks, %llu bytes): %s: %s",
+             acis_coll_name(c->coll), name, cs->size,
+             (unsigned long long)c->bytes,
+             reason == ACIS_REASON_NONE ? "offloaded" : "software",
+             acis_reason_text(reason));
+}

@@ -1,0 +1,202 @@
+/* select.c -- acis_select(), the one place every intercepted collective
+ * passes through: work out what the call moves, apply the policy, make
+ * sure the communicator can be offloaded, count and report the decision. */
+#include "config.h"
+
+#include "commtable/commtable.h"
+#include "fallback.h"
+#include "util/util.h"
+
+struct acis_fallback_ctx acis_fb;
+
+static const acis_coll_t coll_base[ACIS_COLL_COUNT] = {
+#define ACIS_COLL(id, name, base) ACIS_COLL_##base,
+#include "acis/colls.h"
+#undef ACIS_COLL
+};
+
+static const int coll_cvar[ACIS_COLL_COUNT] = {
+#define ACIS_COLL(id, name, base) ACIS_CV_OFFLOAD_##base,
+#include "acis/colls.h"
+#undef ACIS_COLL
+};
+
+acis_coll_t acis_coll_base(acis_coll_t coll)
+{
+    return coll_base[coll];
+}
+
+int acis_coll_nonblocking(acis_coll_t coll)
+{
+    return coll_base[coll] != coll;
+}
+
+static int base_kind(acis_coll_t base)
+{
+    switch (base) {
+    case ACIS_COLL_BARRIER:              return ACIS_K_BARRIER;
+    case ACIS_COLL_BCAST:                return ACIS_K_BCAST;
+    case ACIS_COLL_REDUCE:               return ACIS_K_REDUCE;
+    case ACIS_COLL_ALLREDUCE:            return ACIS_K_ALLREDUCE;
+    case ACIS_COLL_GATHER:               return ACIS_K_GATHER;
+    case ACIS_COLL_SCATTER:              return ACIS_K_SCATTER;
+    case ACIS_COLL_ALLGATHER:            return ACIS_K_ALLGATHER;
+    case ACIS_COLL_REDUCE_SCATTER:
+    case ACIS_COLL_REDUCE_SCATTER_BLOCK: return ACIS_K_REDUCE_SCATTER;
+    case ACIS_COLL_SCAN:                 return ACIS_K_SCAN;
+    case ACIS_COLL_EXSCAN:               return ACIS_K_EXSCAN;
+    default:                             return ACIS_K_NONE;
+    }
+}
+
+static int is_reduction(int kind)
+{
+    return kind == ACIS_K_REDUCE || kind == ACIS_K_ALLREDUCE ||
+           kind == ACIS_K_REDUCE_SCATTER || kind == ACIS_K_SCAN ||
+           kind == ACIS_K_EXSCAN;
+}
+
+/* Pick the (count, type) that describes one rank's share of the data, the
+ * same on every rank by MPI's type-signature rules, and derive the message
+ * size.  Returns -1 for arguments MPICH should reject itself. */
+static int classify(struct acis_call *c, const struct acis_comm *cs)
+{
+    acis_coll_t base = coll_base[c->coll];
+    int rooted = base == ACIS_COLL_BCAST || base == ACIS_COLL_REDUCE ||
+                 base == ACIS_COLL_GATHER || base == ACIS_COLL_SCATTER;
+    int is_root = rooted && cs->rank == c->root;
+    int count = c->scount;
+    uint64_t blocks = 1;
+
+    c->kind = base_kind(base);
+    c->dtype = c->stype;
+    if (rooted && (c->root < 0 || c->root >= cs->size))
+        return -1;
+    switch (base) {
+    case ACIS_COLL_BARRIER:
+        c->dtype = MPI_DATATYPE_NULL;
+        c->bytes = c->elems = 0;
+        c->wop = ACIS_OP_NONE;
+        return 0;
+    case ACIS_COLL_GATHER:
+    case ACIS_COLL_ALLGATHER:
+        if (c->sbuf == MPI_IN_PLACE && (is_root || base == ACIS_COLL_ALLGATHER)) {
+            count = c->rcount;
+            c->dtype = c->rtype;
+        }
+        blocks = (uint64_t)cs->size;
+        break;
+    case ACIS_COLL_SCATTER:
+        if (!is_root) {
+            count = c->rcount;
+            c->dtype = c->rtype;
+        }
+        blocks = (uint64_t)cs->size;
+        break;
+    case ACIS_COLL_REDUCE_SCATTER_BLOCK:
+        count = c->rcount;
+        blocks = (uint64_t)cs->size;
+        break;
+    case ACIS_COLL_REDUCE_SCATTER: {
+        int64_t sum = 0;
+        if (!c->rcounts)
+            return -1;
+        for (int i = 0; i < cs->size; i++) {
+            if (c->rcounts[i] < 0)
+                return -1;
+            sum += c->rcounts[i];
+        }
+        if (sum > INT32_MAX)
+            return -1;
+        count = (int)sum;
+        break;
+    }
+    default:
+        break;
+    }
+    if (count < 0 || c->dtype == MPI_DATATYPE_NULL)
+        return -1;
+    if (is_reduction(c->kind) && c->op == MPI_OP_NULL)
+        return -1;
+    if (acis_dtype_info(c->dtype, &c->dt) != 0)
+        return -1;
+    c->wop = is_reduction(c->kind) ? acis_op_wire(c->op) : ACIS_OP_NONE;
+    c->elems = (uint64_t)count * c->dt.nprim;
+    c->bytes = (uint64_t)count * (uint64_t)c->dt.size * blocks;
+    return 0;
+}
+
+acis_reason_t acis_select(struct acis_call *c)
+{
+    struct acis_comm *cs = NULL;
+    acis_reason_t r;
+    int mode = (int)acis_util.cv.num[coll_cvar[c->coll]];
+
+    c->cs = NULL;
+    c->bytes = 0;
+    c->kind = base_kind(coll_base[c->coll]);
+    c->wop = ACIS_OP_NONE;
+    c->dt.prim = ACIS_DT_NONE;
+    if (c->comm == MPI_COMM_NULL || !(cs = acis_comm_get(c->comm)) ||
+        (!cs->inter && classify(c, cs) != 0)) {
+        r = ACIS_REASON_INVALID;
+    } else {
+        acis_coll_t base = coll_base[c->coll];
+        struct acis_policy_in in = {
+            .master = (int)ACIS_CV(OFFLOAD),
+            .coll_mode = mode,
+            .device_ok = acis_fb.device_ok,
+            .implemented = acis_fb.implemented[c->coll],
+            .base_implemented = acis_fb.implemented[base],
+            .nonblocking = base != c->coll,
+            .intercomm = cs->inter,
+            .comm_size = cs->size,
+            .reduction = is_reduction(c->kind),
+            .barrier = c->kind == ACIS_K_BARRIER,
+            .wop = c->wop,
+            .prim = c->dt.prim,
+            .bytes = c->bytes,
+            .max_bytes = (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE),
+        };
+        r = acis_policy(&in);
+    }
+    acis_count_call(&acis_util.coll[c->coll], r, c->bytes);
+    if (cs && (acis_util.verbose > 0 || (r != ACIS_REASON_NONE && mode == ACIS_ON)))
+        acis_report(c, cs, r);
+    if (r == ACIS_REASON_NONE)
+        c->cs = cs;
+    return r;
+}
+
+acis_reason_t acis_comm_reason(MPI_Comm comm)
+{
+    struct acis_comm *cs;
+    if (comm == MPI_COMM_NULL || !(cs = acis_comm_get(comm)))
+        return ACIS_REASON_INVALID;
+    struct acis_policy_in in = {
+        .master = (int)ACIS_CV(OFFLOAD),
+        .coll_mode = ACIS_AUTO,
+        .device_ok = acis_fb.device_ok,
+        .implemented = 1,
+        .intercomm = cs->inter,
+        .comm_size = cs->size,
+        .barrier = 1,
+    };
+    return acis_policy(&in);
+}
+
+int acis_fallback_init(void)
+{
+    if (acis_dtype_init() != 0)
+        return -1;
+    acis_fb.ready = 1;
+    return 0;
+}
+
+void acis_fallback_finalize(void)
+{
+    if (!acis_fb.ready)
+        return;
+    acis_dtype_finalize();
+    acis_fb.ready = 0;
+}

@@ -1,0 +1,102 @@
+/* init.c -- MPI_Init, MPI_Init_thread and MPI_Finalize of libacis: parse the
+ * CVARs (a bad one stops the job with one line), initialise MPICH, bring
+ * every layer up in order, and take them down again before MPICH goes. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commtable/commtable.h"
+#include "offload.h"
+#include "util/util.h"
+
+extern char **environ;
+
+struct acis_offload_ctx acis_oc;
+
+/* All ranks learn whether any rank failed; the lowest failing rank prints
+ * its one line, then every rank leaves MPI and exits. */
+static void stop_if_any(int failed, const char *line)
+{
+    int me = failed ? acis_oc.world_rank : acis_oc.world_size, first;
+    PMPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == acis_oc.world_size)
+        return;
+    if (first == acis_oc.world_rank)
+        fprintf(stderr, "acis: %s\n", line);
+    PMPI_Finalize();
+    exit(EXIT_FAILURE);
+}
+
+/* ALL_EQ CVARs must agree, or ranks could decide differently and wait for
+ * each other forever. */
+static void check_same_cvars(void)
+{
+    uint64_t h = acis_cvars_hash(&acis_util.cv), both[2] = { h, ~h }, agg[2];
+    PMPI_Allreduce(both, agg, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    stop_if_any(agg[0] != h || agg[1] != ~h,
+                "MPIR_CVAR_OFFLOAD_* variables of scope 'all ranks' differ between "
+                "ranks; give every rank the same values (acis-info --cvars shows scopes)");
+}
+
+static int start(void)
+{
+    char err[512] = "";
+    int bad = acis_cvars_parse(environ, &acis_util.cv, err, sizeof err) != 0;
+
+    PMPI_Comm_rank(MPI_COMM_WORLD, &acis_oc.world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &acis_oc.world_size);
+    acis_util.rank = acis_oc.world_rank;
+    acis_util.threaded = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
+    stop_if_any(bad, err);
+    check_same_cvars();
+    acis_util.verbose = (int)ACIS_CV(OFFLOAD_VERBOSE);
+
+    if (acis_commtable_init() != 0 || acis_fallback_init() != 0) {
+        acis_log(0, "cannot create MPI attribute keyvals; offload disabled");
+        acis_oc.mode = ACIS_MODE_OFF;
+        return MPI_SUCCESS;
+    }
+    acis_run_init();
+    acis_fb.device_ok = 0;
+    if (ACIS_CV(OFFLOAD) != ACIS_OFF && acis_oc.world_rank == 0 &&
+        (ACIS_CV(OFFLOAD) == ACIS_ON || acis_util.verbose > 0))
+        acis_log(0, "no offload device in this build; collectives run in MPICH");
+    acis_oc.mode = ACIS_CV(OFFLOAD) == ACIS_OFF && acis_util.verbose == 0
+                       ? ACIS_MODE_OFF : ACIS_MODE_ACTIVE;
+    return MPI_SUCCESS;
+}
+
+ACIS_API int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    acis_oc.thread_level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&acis_oc.thread_level);
+    return start();
+}
+
+ACIS_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    acis_oc.thread_level = *provided;
+    return start();
+}
+
+ACIS_API int MPI_Finalize(void)
+{
+    if (acis_oc.mode != ACIS_MODE_PASS) {
+        if (ACIS_CV(OFFLOAD_STATS))
+            acis_summary_print();
+        acis_comm_release(MPI_COMM_WORLD);
+        acis_comm_release(MPI_COMM_SELF);
+        acis_fallback_finalize();
+        acis_commtable_finalize();
+        acis_oc.mode = ACIS_MODE_PASS;
+    }
+    return PMPI_Finalize();
+}

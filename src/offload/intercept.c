@@ -1,0 +1,81 @@
+/* intercept.c -- the MPI collective entry points of libacis, generated from
+ * wrappers.def: each one either passes straight to PMPI (before MPI_Init,
+ * or with offload off) or asks acis_select() and then runs the switch
+ * driver or MPICH's own algorithm (the PMPI_ call).  Nothing else lives
+ * here: add a collective by adding a row to wrappers.def. */
+#include "config.h"
+
+#include "offload.h"
+#include "util/util.h"
+
+/* Argument shapes: parameter list, argument list, and how they fill a
+ * struct acis_call. */
+#define BARRIER_PARAMS MPI_Comm comm
+#define BARRIER_ARGS comm
+#define BARRIER_FILL .comm = comm
+
+#define BCAST_PARAMS void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
+#define BCAST_ARGS buffer, count, datatype, root, comm
+#define BCAST_FILL .sbuf = buffer, .rbuf = buffer, .scount = count, .stype = datatype, \
+                   .root = root, .comm = comm
+
+#define REDUCE_PARAMS const void *sendbuf, void *recvbuf, int count, \
+                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+#define REDUCE_ARGS sendbuf, recvbuf, count, datatype, op, comm
+#define REDUCE_FILL .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .stype = datatype, \
+                    .op = op, .comm = comm
+
+#define ROOTED_REDUCE_PARAMS const void *sendbuf, void *recvbuf, int count, \
+                             MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm
+#define ROOTED_REDUCE_ARGS sendbuf, recvbuf, count, datatype, op, root, comm
+#define ROOTED_REDUCE_FILL REDUCE_FILL, .root = root
+
+#define GATHER_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, \
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm
+#define GATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+#define GATHER_FILL .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, \
+                    .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .comm = comm
+
+#define ROOTED_GATHER_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, \
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, \
+                             int root, MPI_Comm comm
+#define ROOTED_GATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, \
+                           root, comm
+#define ROOTED_GATHER_FILL GATHER_FILL, .root = root
+
+#define REDUCE_SCATTER_PARAMS const void *sendbuf, void *recvbuf, const int recvcounts[], \
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+#define REDUCE_SCATTER_ARGS sendbuf, recvbuf, recvcounts, datatype, op, comm
+#define REDUCE_SCATTER_FILL .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts, \
+                            .stype = datatype, .op = op, .comm = comm
+
+#define REDUCE_SCATTER_BLOCK_PARAMS const void *sendbuf, void *recvbuf, int recvcount, \
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+#define REDUCE_SCATTER_BLOCK_ARGS sendbuf, recvbuf, recvcount, datatype, op, comm
+#define REDUCE_SCATTER_BLOCK_FILL .sbuf = sendbuf, .rbuf = recvbuf, .rcount = recvcount, \
+                                  .stype = datatype, .op = op, .comm = comm
+
+/* The body every wrapper shares. */
+#define ACIS_BODY(ID, CALL, ...)                                              \
+    {                                                                         \
+        int mode_ = acis_oc.mode;                                             \
+        if (mode_ != ACIS_MODE_ACTIVE) {                                      \
+            if (mode_ == ACIS_MODE_OFF)                                       \
+                acis_count_call(&acis_util.coll[ACIS_COLL_##ID],              \
+                                ACIS_REASON_DISABLED, 0);                     \
+            return CALL;                                                      \
+        }                                                                     \
+        struct acis_call c_ = { .coll = ACIS_COLL_##ID, __VA_ARGS__ };        \
+        if (acis_select(&c_) == ACIS_REASON_NONE)                             \
+            return acis_offload_run(&c_);                                     \
+        return CALL;                                                          \
+    }
+
+#define ACIS_PAIR(ID, Name, IName, SHAPE)                                     \
+    ACIS_API int MPI_##Name(SHAPE##_PARAMS)                                   \
+    ACIS_BODY(ID, PMPI_##Name(SHAPE##_ARGS), SHAPE##_FILL)                    \
+    ACIS_API int MPI_##IName(SHAPE##_PARAMS, MPI_Request *request)            \
+    ACIS_BODY(I##ID, PMPI_##IName(SHAPE##_ARGS, request), SHAPE##_FILL,       \
+              .req = request)
+
+#include "wrappers.def"
