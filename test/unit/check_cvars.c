@@ -1,0 +1,225 @@
+/* check_cvars.c -- unit tests of the CVAR table and parser: defaults, every
+ * value type, every way a value can be malformed, prefix precedence, the
+ * unknown-name check, the all-ranks hash and the printers. */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static struct acis_cvars cv;
+static char err[512];
+
+/* Parse an environment given as a NULL-terminated list of strings. */
+static int parse(char **env)
+{
+    err[0] = '\0';
+    return acis_cvars_parse(env, &cv, err, sizeof err);
+}
+
+START_TEST(defaults)
+{
+    char *env[] = { "PATH=/bin", NULL };
+    ck_assert_int_eq(parse(env), 0);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD], ACIS_AUTO);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_ALLREDUCE], ACIS_AUTO);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_DEVICE], ACIS_DEV_UDP);
+    ck_assert_str_eq(cv.str[ACIS_CV_OFFLOAD_SWITCH], "auto");
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_MAX_MSG_SIZE], 256LL << 20);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 0);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_STATS], 0);
+    ck_assert_ptr_null(cv.source[ACIS_CV_OFFLOAD]);
+}
+END_TEST
+
+START_TEST(good_values)
+{
+    char *env[] = {
+        "MPIR_CVAR_OFFLOAD= Off ", "MPIR_CVAR_OFFLOAD_BCAST=on",
+        "MPIR_CVAR_OFFLOAD_DEVICE=verbs", "MPIR_CVAR_OFFLOAD_SWITCH=10.0.0.1:7000",
+        "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=4KiB", "MPIR_CVAR_OFFLOAD_VERBOSE=3",
+        "MPIR_CVAR_OFFLOAD_STATS=yes", "MPIR_CVAR_OFFLOAD_SPIN_US=0", NULL
+    };
+    ck_assert_int_eq(parse(env), 0);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD], ACIS_OFF);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_BCAST], ACIS_ON);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_DEVICE], ACIS_DEV_VERBS);
+    ck_assert_str_eq(cv.str[ACIS_CV_OFFLOAD_SWITCH], "10.0.0.1:7000");
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_MAX_MSG_SIZE], 4096);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 3);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_STATS], 1);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_SPIN_US], 0);
+}
+END_TEST
+
+START_TEST(sizes_and_addresses)
+{
+    long long n;
+    char s[64];
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_MAX_MSG_SIZE, "1m", &n,
+                                           NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(n, 1 << 20);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_MAX_MSG_SIZE, "2GB", &n,
+                                           NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(n, 2LL << 30);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_MAX_MSG_SIZE, "1T", &n,
+                                           NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH, "/dev/shm/acis", &n,
+                                           s, sizeof s, err, sizeof err), 0);
+    ck_assert_str_eq(s, "/dev/shm/acis");
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH, "[::1]:9", &n,
+                                           s, sizeof s, err, sizeof err), 0);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH, "AUTO", &n,
+                                           s, sizeof s, err, sizeof err), 0);
+}
+END_TEST
+
+/* Every malformed value: the message names the variable, quotes the value
+ * and says what is allowed. */
+static const struct bad {
+    const char *assign;        /* NAME=value */
+    const char *allowed;       /* expected in the message */
+} bad[] = {
+    { "MPIR_CVAR_OFFLOAD=maybe", "auto|on|off" },
+    { "MPIR_CVAR_OFFLOAD=", "auto|on|off" },
+    { "MPIR_CVAR_OFFLOAD_ALLREDUCE=1", "auto|on|off" },
+    { "MPIR_CVAR_OFFLOAD_REDUCE_SCATTER_BLOCK=yes", "auto|on|off" },
+    { "MPIR_CVAR_OFFLOAD_DEVICE=tcp", "udp|shm|verbs|none" },
+    { "MPIR_CVAR_OFFLOAD_COMM_SETUP=now", "lazy|eager" },
+    { "MPIR_CVAR_OFFLOAD_WAIT=sleep", "auto|spin|block" },
+    { "MPIR_CVAR_OFFLOAD_STATS=2", "0|1" },
+    { "MPIR_CVAR_OFFLOAD_STATS=enabled", "0|1" },
+    { "MPIR_CVAR_OFFLOAD_VERBOSE=4", "0..3" },
+    { "MPIR_CVAR_OFFLOAD_VERBOSE=-1", "0..3" },
+    { "MPIR_CVAR_OFFLOAD_VERBOSE=1.5", "0..3" },
+    { "MPIR_CVAR_OFFLOAD_VERBOSE=one", "0..3" },
+    { "MPIR_CVAR_OFFLOAD_SPIN_US=99999999999999999999999", "0..10000000" },
+    { "MPIR_CVAR_OFFLOAD_TIMEOUT_MS=10", "100..3600000" },
+    { "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=10Q", "0..1T" },
+    { "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=2T", "0..1T" },
+    { "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=99999999999G", "0..1T" },
+    { "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=K", "0..1T" },
+    { "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=1KX", "0..1T" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=localhost", "auto|HOST:PORT|PATH" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=host:0", "auto|HOST:PORT|PATH" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=host:65536", "auto|HOST:PORT|PATH" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=host:port", "auto|HOST:PORT|PATH" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=:7000", "auto|HOST:PORT|PATH" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=my host:7000", "auto|HOST:PORT|PATH" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=relative/path", "auto|HOST:PORT|PATH" },
+    { "MPICH_OFFLOAD=sometimes", "auto|on|off" },
+    { "MPIR_PARAM_OFFLOAD_BCAST=x", "auto|on|off" },
+};
+
+START_TEST(bad_values)
+{
+    const struct bad *b = &bad[_i];
+    char assign[128];
+    snprintf(assign, sizeof assign, "%s", b->assign);
+    char *env[] = { assign, NULL };
+    ck_assert_int_eq(parse(env), -1);
+    char name[96];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(b->assign, "="), b->assign);
+    ck_assert_msg(strstr(err, name) != NULL, "'%s' lacks the name %s", err, name);
+    ck_assert_msg(strstr(err, b->allowed) != NULL, "'%s' lacks '%s'", err, b->allowed);
+    char quoted[128];
+    snprintf(quoted, sizeof quoted, "\"%s\"", strchr(b->assign, '=') + 1);
+    ck_assert_msg(strstr(err, quoted) != NULL, "'%s' lacks the value %s", err, quoted);
+}
+END_TEST
+
+START_TEST(too_long)
+{
+    static char assign[600];
+    memset(assign, 'x', sizeof assign - 1);
+    memcpy(assign, "MPIR_CVAR_OFFLOAD_SWITCH=/", 26);
+    char *env[] = { assign, NULL };
+    ck_assert_int_eq(parse(env), -1);
+    ck_assert_ptr_nonnull(strstr(err, "longer than"));
+}
+END_TEST
+
+START_TEST(unknown_name)
+{
+    char *env[] = { "MPIR_CVAR_OFFLOAD_ALLREDUC=on", NULL };
+    ck_assert_int_eq(parse(env), -1);
+    ck_assert_ptr_nonnull(strstr(err, "MPIR_CVAR_OFFLOAD_ALLREDUC is not an acis variable"));
+    char *env2[] = { "MPICH_OFFLOADING=1", NULL };
+    ck_assert_int_eq(parse(env2), -1);
+    char *env3[] = { "MPIR_CVAR_ASYNC_PROGRESS=1", "MPICH_OFFLOAD=on", NULL };
+    ck_assert_int_eq(parse(env3), 0);          /* MPICH's own CVARs pass */
+}
+END_TEST
+
+START_TEST(precedence)
+{
+    char *env[] = { "MPIR_CVAR_OFFLOAD_VERBOSE=2", "MPICH_OFFLOAD_VERBOSE=1",
+                    "MPIR_PARAM_OFFLOAD_VERBOSE=3", NULL };
+    ck_assert_int_eq(parse(env), 0);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 2);
+    ck_assert_str_eq(cv.source[ACIS_CV_OFFLOAD_VERBOSE], "MPIR_CVAR_");
+    char *env2[] = { "MPICH_OFFLOAD_VERBOSE=1", "MPIR_PARAM_OFFLOAD_VERBOSE=3", NULL };
+    ck_assert_int_eq(parse(env2), 0);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 3);
+}
+END_TEST
+
+START_TEST(hash_scopes)
+{
+    char *a[] = { "MPIR_CVAR_OFFLOAD_VERBOSE=0", NULL };
+    char *b[] = { "MPIR_CVAR_OFFLOAD_VERBOSE=3", "MPIR_CVAR_OFFLOAD_SPIN_US=7", NULL };
+    char *c[] = { "MPIR_CVAR_OFFLOAD_BCAST=off", NULL };
+    ck_assert_int_eq(parse(a), 0);
+    uint64_t ha = acis_cvars_hash(&cv);
+    ck_assert_int_eq(parse(b), 0);
+    ck_assert_uint_eq(acis_cvars_hash(&cv), ha);   /* local scope: ignored */
+    ck_assert_int_eq(parse(c), 0);
+    ck_assert_uint_ne(acis_cvars_hash(&cv), ha);   /* all-ranks scope: counted */
+}
+END_TEST
+
+START_TEST(printers)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    acis_cvars_print(f, 1);
+    fclose(f);
+    for (int i = 0; i < ACIS_CV_COUNT; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "`MPIR_CVAR_%s`", acis_cvar_table[i].name);
+        ck_assert_msg(strstr(buf, name) != NULL, "markdown lacks %s", name);
+    }
+    ck_assert_ptr_nonnull(strstr(buf, "auto\\|on\\|off"));
+    free(buf);
+    f = open_memstream(&buf, &len);
+    acis_cvars_print(f, 0);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE\n"));
+    free(buf);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cvars");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, defaults);
+    tcase_add_test(tc, good_values);
+    tcase_add_test(tc, sizes_and_addresses);
+    tcase_add_loop_test(tc, bad_values, 0, (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_test(tc, too_long);
+    tcase_add_test(tc, unknown_name);
+    tcase_add_test(tc, precedence);
+    tcase_add_test(tc, hash_scopes);
+    tcase_add_test(tc, printers);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
