@@ -148,8 +148,9 @@ enum acis_wire_err {
 #define ACIS_HELLO_LEN 8         /* u32 world_size, u32 flags (0) */
 
 /* WELCOME: header.seq echoes the HELLO's; payload: */
-#define ACIS_WELCOME_LEN 24      /* u32 status, port, max_payload, window,
-                                    table_capacity, radix */
+#define ACIS_WELCOME_LEN 28      /* u32 status, port, max_payload, window,
+                                    table_capacity, radix, credits (packets
+                                    a host may have in flight to its port) */
 
 /* CT_CREATE: header.seq = request id; payload u32 comm_size, then comm_size
  * u32 global ranks in communicator rank order. */

@@ -232,19 +232,25 @@ int acis_cvars_parse(char *const *env, struct acis_cvars *out,
         char why[160], full[128];
         const char *text = cv->defval;
         out->source[i] = NULL;
+        /* Every prefix that is set must be valid; the last one wins. */
         for (size_t p = 0; p < NPREFIX; p++) {
             snprintf(full, sizeof full, "%s%s", prefixes[p], cv->name);
             const char *v = env_lookup(env, full);
-            if (v) {
-                text = v;
-                out->source[i] = prefixes[p];
+            if (!v)
+                continue;
+            if (acis_cvar_parse_value(i, v, &out->num[i], out->str[i], sizeof out->str[i],
+                                      why, sizeof why)) {
+                snprintf(err, errlen, "%s=\"%.80s%s\" is not valid; %s", full, v,
+                         strlen(v) > 80 ? "..." : "", why);
+                return -1;
             }
+            text = v;
+            out->source[i] = prefixes[p];
         }
-        if (acis_cvar_parse_value(i, text, &out->num[i], out->str[i],
-                                  sizeof out->str[i], why, sizeof why)) {
-            snprintf(err, errlen, "%s%s=\"%.80s%s\" is not valid; %s",
-                     out->source[i] ? out->source[i] : "default of MPIR_CVAR_",
-                     cv->name, text, strlen(text) > 80 ? "..." : "", why);
+        if (!out->source[i] &&
+            acis_cvar_parse_value(i, text, &out->num[i], out->str[i], sizeof out->str[i],
+                                  why, sizeof why)) {
+            snprintf(err, errlen, "default of MPIR_CVAR_%s is not valid; %s", cv->name, why);
             return -1;
         }
     }

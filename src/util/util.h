@@ -121,6 +121,28 @@ void acis_stats_snapshot(acis_coll_t coll, struct acis_coll_stats *out);
 void acis_host_snapshot(struct acis_host_stats *out);
 void acis_stats_zero(void);
 
+/* ------------------------------------------------------------- network */
+
+struct sockaddr;
+struct sockaddr_storage;
+
+/* Resolve "HOST:PORT" ([v6]:port allowed).  0, or -1 with err filled. */
+int acis_addr_parse(const char *text, struct sockaddr_storage *out,
+                    unsigned int *len, char *err, size_t errlen);
+
+/* "HOST:PORT" of a socket address. */
+void acis_addr_format(const struct sockaddr *a, unsigned int len, char *out,
+                      size_t outlen);
+
+/* Ask for bytes of send and receive buffer; returns the receive buffer the
+ * kernel granted (its accounting size). */
+int acis_sock_buffers(int fd, int bytes);
+
+/* ---------------------------------------------------------------- cores */
+
+/* Processing units this process may run on (hwloc); at least 1. */
+int acis_cores(void);
+
 /* ---------------------------------------------------------------- clock */
 
 /* Monotonic time in nanoseconds. */

@@ -164,6 +164,10 @@ START_TEST(precedence)
     char *env2[] = { "MPICH_OFFLOAD_VERBOSE=1", "MPIR_PARAM_OFFLOAD_VERBOSE=3", NULL };
     ck_assert_int_eq(parse(env2), 0);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 3);
+    /* a bad value under a losing prefix is still an error */
+    char *env3[] = { "MPIR_CVAR_OFFLOAD_VERBOSE=1", "MPICH_OFFLOAD_VERBOSE=loud", NULL };
+    ck_assert_int_eq(parse(env3), -1);
+    ck_assert_ptr_nonnull(strstr(err, "MPICH_OFFLOAD_VERBOSE=\"loud\""));
 }
 END_TEST
 
