@@ -1,0 +1,111 @@
+/* stream.c -- the packetizer (stream.h): cut a collective's result space
+ * into segments, build each segment's packet from this member's piece and
+ * wanted range, and place answers. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+static int is_reduction(unsigned kind)
+{
+    return kind == ACIS_K_REDUCE || kind == ACIS_K_ALLREDUCE ||
+           kind == ACIS_K_REDUCE_SCATTER || kind == ACIS_K_SCAN ||
+           kind == ACIS_K_EXSCAN;
+}
+
+uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype)
+{
+    uint32_t es = is_reduction(kind) ? (uint32_t)acis_wire_dt_size(dtype) : 1;
+    return es ? max_payload / es * es : max_payload;
+}
+
+int acis_stream_start(struct acis_stream *s, struct acis_window *w)
+{
+    s->nseg = s->total ? (uint32_t)((s->total + s->seg_bytes - 1) / s->seg_bytes) : 1;
+    s->next = s->answered = 0;
+    s->got = calloc((s->nseg + 63) / 64, sizeof(uint64_t));
+    if (!s->got)
+        return -1;
+    s->pos0 = w->next_pos;
+    w->next_pos += s->nseg;
+    return 0;
+}
+
+void acis_stream_done(struct acis_stream *s)
+{
+    free(s->got);
+    s->got = NULL;
+}
+
+static uint32_t slot_of(const struct acis_stream *s, const struct acis_window *w, uint32_t k)
+{
+    return (uint32_t)((s->pos0 + k) % w->size);
+}
+
+int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *w)
+{
+    return s->next < s->nseg && !w->busy[slot_of(s, w, s->next)];
+}
+
+/* Intersection of [a, a+al) and [b, b+bl); length 0 if none. */
+static void overlap(uint64_t a, uint64_t al, uint64_t b, uint64_t bl,
+                    uint64_t *lo, uint64_t *len)
+{
+    uint64_t l = a > b ? a : b, h = a + al < b + bl ? a + al : b + bl;
+    *lo = l;
+    *len = h > l ? h - l : 0;
+}
+
+void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
+                      const uint8_t **payload, uint32_t *len)
+{
+    uint32_t k = s->next++;
+    uint64_t base = (uint64_t)k * s->seg_bytes;
+    uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
+    uint64_t plo, plen, rlo, rlen;
+    if (s->total == 0)
+        seg_len = 0;
+    overlap(s->src_off, s->src_len, base, seg_len, &plo, &plen);
+    overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(s->kind, ACIS_ALG_FLAT), .op = s->op, .dtype = s->dtype,
+        .slot = (uint16_t)slot_of(s, w, k), .payload_len = (uint32_t)plen,
+        .job_key = s->job_key, .ctx = s->ctx, .seq = s->seq, .src = s->src,
+        .root = s->root, .seg_index = k, .seg_offset = plen ? plo : base,
+        .total_len = s->total, .rx_off = rlen ? (uint32_t)(rlo - base) : 0,
+        .rx_len = (uint32_t)rlen,
+    };
+    *payload = plen ? s->src_buf + (plo - s->src_off) : NULL;
+    *len = (uint32_t)plen;
+    acis_hdr_encode(&h, hdr);
+    acis_hdr_seal(hdr, *payload, plen);
+    w->busy[h.slot] = 1;
+}
+
+int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
+                       const struct acis_hdr *h, const uint8_t *payload)
+{
+    uint32_t k = h->seg_index;
+    if (k >= s->next || (s->got[k / 64] >> (k % 64) & 1) || h->slot != slot_of(s, w, k) ||
+        ACIS_OPC_KIND(h->opcode) != s->kind || h->total_len != s->total)
+        return -1;
+    uint64_t base = (uint64_t)k * s->seg_bytes;
+    uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
+    uint64_t rlo, rlen;
+    if (s->total == 0)
+        seg_len = 0;
+    overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
+    /* Exactly what we asked for; an empty answer when we asked nothing or
+     * when the collective has nothing for us (exscan at member 0). */
+    if (h->payload_len && (h->payload_len != rlen || h->seg_offset != rlo))
+        return -1;
+    if (h->payload_len)
+        memcpy(s->dst_buf + (rlo - s->dst_off), payload, rlen);
+    s->got[k / 64] |= 1ull << (k % 64);
+    s->answered++;
+    w->busy[h->slot] = 0;
+    return 0;
+}

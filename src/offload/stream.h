@@ -1,0 +1,72 @@
+/* stream.h -- the packetizer: one collective as a stream of segments of its
+ * result space.  For every segment a member sends exactly one packet (its
+ * piece of the data, possibly empty, and the range it wants back) and
+ * receives exactly one (that range, or an acknowledgement).  Segment k uses
+ * aggregation slot (pos0 + k) mod window of its communicator's row, and may
+ * be sent only when that slot is free, i.e. when the member has the answer
+ * of the segment that used it before: flow control without credits.
+ *
+ * No MPI here: the switch unit tests drive simulated hosts with it. */
+#ifndef ACIS_STREAM_H
+#define ACIS_STREAM_H
+
+#include <stdint.h>
+
+#include "acis/wire.h"
+
+/* The slot window of one communicator row, shared by its collectives. */
+struct acis_window {
+    uint32_t size;            /* slots of the row */
+    uint64_t next_pos;        /* next stream position to hand out */
+    uint8_t *busy;            /* size flags: segment sent, answer pending */
+};
+
+struct acis_stream {
+    /* what every packet of the collective carries */
+    uint8_t kind, op, dtype;
+    uint32_t root, ctx, seq, src;
+    uint64_t job_key;
+    uint64_t total;           /* bytes of the result space */
+    uint32_t seg_bytes, nseg;
+    uint64_t pos0;            /* stream position of segment 0 */
+    /* this member's piece and wanted range, in result-space bytes */
+    const uint8_t *src_buf;
+    uint64_t src_off, src_len;
+    uint8_t *dst_buf;
+    uint64_t dst_off, dst_len;
+    /* progress */
+    uint32_t next;            /* next segment to send */
+    uint32_t answered;        /* segments answered */
+    uint64_t *got;            /* answered flags, nseg bits */
+};
+
+/* Segment size for a collective kind: whole elements for reductions. */
+uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype);
+
+/* Fill s from its identity fields, total, seg_bytes, the piece and wanted
+ * range (set by the caller before), and take positions from w.
+ * Returns 0, or -1 if memory for the answered flags is short. */
+int acis_stream_start(struct acis_stream *s, struct acis_window *w);
+void acis_stream_done(struct acis_stream *s);
+
+/* 1 if segment s->next may be sent now (its slot is free). */
+int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *w);
+
+/* Build the packet of segment s->next into hdr (ACIS_HDR_LEN bytes,
+ * sealed) and point *payload and *len at its data; marks the slot busy and
+ * advances s->next. */
+void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
+                      const uint8_t **payload, uint32_t *len);
+
+/* Take an answer for this stream (decoded, same ctx and seq).  Copies the
+ * data to its place and frees the slot.  Returns 0, or -1 if the packet
+ * does not fit what was asked (a duplicate, wrong range...). */
+int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
+                       const struct acis_hdr *h, const uint8_t *payload);
+
+static inline int acis_stream_finished(const struct acis_stream *s)
+{
+    return s->answered == s->nseg;
+}
+
+#endif

@@ -1,0 +1,239 @@
+/* control.c -- the switch's control plane: hosts join (HELLO: a port and a
+ * forwarding-table entry), communicator leaders create and free table rows
+ * (CT_CREATE / CT_FREE, idempotent so a repeated request gets the same
+ * answer), anyone may read the counters (STATS_REQ), and hosts leave
+ * (BYE; the job's rows go with its last port). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw.h"
+
+#define MAX_WORLD (1u << 24)
+
+static void reply_header(const struct acis_hdr *req, unsigned kind, struct acis_hdr *r)
+{
+    memset(r, 0, sizeof *r);
+    r->magic = ACIS_WIRE_MAGIC;
+    r->version = ACIS_WIRE_VERSION;
+    r->opcode = ACIS_OPC(kind, ACIS_ALG_FLAT);
+    r->flags = ACIS_F_RESULT;
+    r->job_key = req->job_key;
+    r->ctx = req->ctx;
+    r->seq = req->seq;
+    r->src = ACIS_NO_RANK;
+}
+
+/* Answer on the host's port, or to the peer on the service port. */
+static void answer(struct acis_sw *sw, uint32_t port, const void *peer,
+                   struct acis_hdr *r, const uint8_t *payload, size_t len)
+{
+    if (port != ACIS_PORT_SERVICE) {
+        sw_emit(sw, &port, 1, r, payload, len);
+        return;
+    }
+    uint8_t hdr[ACIS_HDR_LEN];
+    r->payload_len = (uint32_t)len;
+    acis_hdr_encode(r, hdr);
+    acis_hdr_seal(hdr, payload, len);
+    struct iovec iov[2] = { { hdr, ACIS_HDR_LEN }, { (void *)payload, len } };
+    sw->io.reply(sw->io.ctx, peer, iov, len ? 2 : 1);
+    SWC(sw, packets_out)++;
+    SWC(sw, bytes_out) += ACIS_HDR_LEN + len;
+}
+
+static void welcome(struct acis_sw *sw, uint32_t port, const void *peer,
+                    const struct acis_hdr *h, uint32_t status)
+{
+    uint8_t p[ACIS_WELCOME_LEN];
+    struct acis_hdr r;
+    reply_header(h, ACIS_K_WELCOME, &r);
+    acis_put32(p, status);
+    acis_put32(p + 4, port == ACIS_PORT_SERVICE ? 0 : port);
+    acis_put32(p + 8, sw->o.payload);
+    acis_put32(p + 12, sw->window);
+    acis_put32(p + 16, sw->o.tables);
+    acis_put32(p + 20, sw->o.ports);
+    acis_put32(p + 24, sw->o.credits);
+    answer(sw, port, peer, &r, p, sizeof p);
+}
+
+static uint32_t find_job(const struct acis_sw *sw, uint64_t key)
+{
+    for (uint32_t j = 0; j < sw->o.ports; j++)
+        if (sw->jobs[j].in_use && sw->jobs[j].key == key)
+            return j;
+    return SW_NONE;
+}
+
+static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
+                  const struct acis_hdr *h, const uint8_t *payload)
+{
+    uint32_t world = acis_get32(payload);
+    if (port != ACIS_PORT_SERVICE || world == 0 || world > MAX_WORLD || h->src >= world) {
+        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_BAD_REQUEST);
+        return;
+    }
+    uint32_t j = find_job(sw, h->job_key);
+    if (j != SW_NONE && sw->jobs[j].size != world) {
+        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_MISMATCH);
+        return;
+    }
+    if (j != SW_NONE && sw->jobs[j].rank_port[h->src] != SW_NONE) {
+        welcome(sw, sw->jobs[j].rank_port[h->src], peer, h, ACIS_ST_OK);  /* a retry */
+        return;
+    }
+    uint32_t p;
+    for (p = 0; p < sw->o.ports && sw->ports[p].in_use; p++)
+        ;
+    if (p == sw->o.ports) {
+        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+        return;
+    }
+    if (j == SW_NONE) {
+        for (j = 0; j < sw->o.ports && sw->jobs[j].in_use; j++)
+            ;
+        struct sw_job *nj = &sw->jobs[j];
+        nj->rank_port = malloc(sizeof(uint32_t) * world);
+        if (!nj->rank_port) {
+            welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+            return;
+        }
+        memset(nj->rank_port, 0xff, sizeof(uint32_t) * world);
+        nj->in_use = 1;
+        nj->key = h->job_key;
+        nj->size = world;
+        SWC(sw, jobs)++;
+    }
+    if (sw->io.port_open(sw->io.ctx, p, peer) != 0) {
+        if (sw->jobs[j].joined == 0)
+            sw_job_release(sw, j);
+        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+        return;
+    }
+    sw->ports[p] = (struct sw_port){ .in_use = 1, .job = j, .rank = h->src };
+    sw->jobs[j].rank_port[h->src] = p;
+    sw->jobs[j].joined++;
+    SWC(sw, ports_in_use)++;
+    if (sw->o.verbose)
+        fprintf(stderr, "acis-switch: job %016llx rank %u joined on port %u\n",
+                (unsigned long long)h->job_key, h->src, p);
+    welcome(sw, p, peer, h, ACIS_ST_OK);
+}
+
+static void ct_reply(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
+                     uint32_t status, uint32_t ctx)
+{
+    uint8_t p[ACIS_CT_REPLY_LEN];
+    struct acis_hdr r;
+    reply_header(h, ACIS_K_CT_REPLY, &r);
+    acis_put32(p, status);
+    acis_put32(p + 4, ctx);
+    acis_put32(p + 8, status == ACIS_ST_OK ? sw->window : 0);
+    acis_put32(p + 12, sw->o.payload);
+    sw_emit(sw, &port, 1, &r, p, sizeof p);
+}
+
+static void ct_create(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
+                      const uint8_t *payload)
+{
+    const struct sw_port *sp = &sw->ports[port];
+    uint32_t n = acis_get32(payload);
+    for (uint32_t r = 0; r < sw->o.tables; r++) {
+        const struct sw_ct *ct = &sw->cts[r];
+        if (ct->in_use && ct->creator_port == port && ct->creator_req == h->seq) {
+            ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, r));   /* a retry */
+            return;
+        }
+    }
+    uint32_t *ranks = malloc(sizeof(uint32_t) * n), row = 0;
+    int st = ranks ? ACIS_ST_OK : ACIS_ST_NO_SLOTS;
+    for (uint32_t i = 0; ranks && i < n; i++)
+        ranks[i] = acis_get32(payload + 4 + 4 * i);
+    if (st == ACIS_ST_OK)
+        st = sw_ct_alloc(sw, sp->job, ranks, n, &row);
+    free(ranks);
+    if (st != ACIS_ST_OK) {
+        SWC(sw, tables_refused)++;
+        ct_reply(sw, port, h, (uint32_t)st, 0);
+        return;
+    }
+    sw->cts[row].creator_port = port;
+    sw->cts[row].creator_req = h->seq;
+    SWC(sw, tables_created)++;
+    if (sw->o.verbose)
+        fprintf(stderr, "acis-switch: row %u (ctx %#x) for %u members of job %016llx\n",
+                row, sw_ct_ctx(sw, row), n, (unsigned long long)h->job_key);
+    ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, row));
+}
+
+static void ct_free(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h)
+{
+    struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
+    uint8_t p[ACIS_STATUS_LEN];
+    struct acis_hdr r;
+    uint32_t st = ACIS_ST_NO_CTX;
+    if (ct && ct->job == sw->ports[port].job) {
+        sw_ct_free(sw, (uint32_t)(ct - sw->cts));
+        st = ACIS_ST_OK;
+    }
+    reply_header(h, ACIS_K_CT_FREED, &r);
+    acis_put32(p, st);
+    sw_emit(sw, &port, 1, &r, p, sizeof p);
+}
+
+static void stats(struct acis_sw *sw, uint32_t port, const void *peer,
+                  const struct acis_hdr *h)
+{
+    uint8_t p[4 + 8 * ACIS_SWC_COUNT];
+    struct acis_hdr r;
+    reply_header(h, ACIS_K_STATS_REPLY, &r);
+    acis_put32(p, ACIS_SWC_COUNT);
+    for (int i = 0; i < ACIS_SWC_COUNT; i++)
+        acis_put64(p + 4 + 8 * i, sw->c[i]);
+    answer(sw, port, peer, &r, p, sizeof p);
+}
+
+static void bye(struct acis_sw *sw, uint32_t port)
+{
+    struct sw_port *sp = &sw->ports[port];
+    struct sw_job *j = &sw->jobs[sp->job];
+    j->rank_port[sp->rank] = SW_NONE;
+    sp->in_use = 0;
+    SWC(sw, ports_in_use)--;
+    sw->io.port_close(sw->io.ctx, port);
+    if (--j->joined == 0)
+        sw_job_release(sw, sp->job);
+}
+
+void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
+                const struct acis_hdr *h, const uint8_t *payload)
+{
+    unsigned kind = ACIS_OPC_KIND(h->opcode);
+    if (kind == ACIS_K_HELLO) {
+        hello(sw, port, peer, h, payload);
+        return;
+    }
+    if (kind == ACIS_K_STATS_REQ) {
+        stats(sw, port, peer, h);
+        return;
+    }
+    /* Everything else comes from a joined host on its own port. */
+    if (port >= sw->o.ports || !sw->ports[port].in_use ||
+        h->job_key != sw->jobs[sw->ports[port].job].key) {
+        SWC(sw, drop_foreign)++;
+        return;
+    }
+    if (h->src != sw->ports[port].rank) {
+        SWC(sw, drop_spoofed)++;
+        return;
+    }
+    switch (kind) {
+    case ACIS_K_CT_CREATE: ct_create(sw, port, h, payload); break;
+    case ACIS_K_CT_FREE:   ct_free(sw, port, h); break;
+    case ACIS_K_BYE:       bye(sw, port); break;
+    default:               SWC(sw, drop_foreign)++; break;
+    }
+}

@@ -1,0 +1,126 @@
+/* core.c -- the switch core and its collective control module: validate
+ * every packet (wire checks, then port, job key, source rank, context and
+ * membership), hand control packets to the control plane and data packets
+ * to the gather/reduce unit of their communicator row.  A packet that
+ * fails any check is counted by reason and dropped. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw.h"
+
+static int range(const char *name, uint64_t v, uint64_t lo, uint64_t hi,
+                 char *err, size_t errlen)
+{
+    if (v >= lo && v <= hi)
+        return 0;
+    snprintf(err, errlen, "%s must be in %llu..%llu, not %llu", name,
+             (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)v);
+    return -1;
+}
+
+struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
+                               const struct acis_sw_io *io,
+                               char *err, size_t errlen)
+{
+    if (range("ports", o->ports, 1, 65535, err, errlen) ||
+        range("tables", o->tables, 1, 65535, err, errlen) ||
+        range("payload", o->payload, ACIS_MIN_PAYLOAD, ACIS_MAX_PAYLOAD, err, errlen) ||
+        range("slots", o->slots, o->tables, (uint64_t)o->tables * 65535, err, errlen))
+        return NULL;
+    struct acis_sw *sw = calloc(1, sizeof *sw);
+    if (!sw)
+        goto nomem;
+    sw->o = *o;
+    sw->io = *io;
+    sw->window = o->slots / o->tables;
+    sw->ports = calloc(o->ports, sizeof *sw->ports);
+    sw->jobs = calloc(o->ports, sizeof *sw->jobs);
+    sw->cts = calloc(o->tables, sizeof *sw->cts);
+    if (!sw->ports || !sw->jobs || !sw->cts)
+        goto nomem;
+    SWC(sw, tables_capacity) = o->tables;
+    SWC(sw, slots_capacity) = (uint64_t)sw->window * o->tables;
+    return sw;
+nomem:
+    acis_sw_destroy(sw);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+}
+
+void acis_sw_destroy(struct acis_sw *sw)
+{
+    if (!sw)
+        return;
+    if (sw->jobs)
+        for (uint32_t j = 0; j < sw->o.ports; j++)
+            if (sw->jobs[j].in_use)
+                sw_job_release(sw, j);
+    free(sw->ports);
+    free(sw->jobs);
+    free(sw->cts);
+    free(sw);
+}
+
+void acis_sw_counters(const struct acis_sw *sw, uint64_t *out)
+{
+    memcpy(out, sw->c, sizeof sw->c);
+}
+
+void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,
+             struct acis_hdr *h, const void *p1, size_t l1)
+{
+    uint8_t hdr[ACIS_HDR_LEN];
+    h->payload_len = (uint32_t)l1;
+    h->checksum = 0;
+    acis_hdr_encode(h, hdr);
+    acis_hdr_seal(hdr, p1, l1);
+    struct iovec iov[2] = { { hdr, ACIS_HDR_LEN }, { (void *)p1, l1 } };
+    sw->io.send(sw->io.ctx, ports, n, iov, l1 ? 2 : 1);
+    SWC(sw, packets_out) += n;
+    SWC(sw, bytes_out) += (uint64_t)n * (ACIS_HDR_LEN + l1);
+}
+
+void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
+                   const uint8_t *pkt, size_t len)
+{
+    struct acis_hdr h;
+    SWC(sw, packets_in)++;
+    SWC(sw, bytes_in) += len;
+    if (acis_wire_decode(pkt, len, sw->o.payload, &h) != ACIS_WERR_OK) {
+        SWC(sw, drop_malformed)++;
+        return;
+    }
+    unsigned kind = ACIS_OPC_KIND(h.opcode);
+    const uint8_t *payload = pkt + ACIS_HDR_LEN;
+    if (kind >= ACIS_K_HELLO) {
+        sw_control(sw, port, peer, &h, payload);
+        return;
+    }
+    if (port >= sw->o.ports || !sw->ports[port].in_use || (h.flags & ACIS_F_RESULT)) {
+        SWC(sw, drop_foreign)++;
+        return;
+    }
+    const struct sw_port *p = &sw->ports[port];
+    if (h.job_key != sw->jobs[p->job].key) {
+        SWC(sw, drop_foreign)++;
+        return;
+    }
+    if (h.src != p->rank) {
+        SWC(sw, drop_spoofed)++;
+        return;
+    }
+    struct sw_ct *ct = sw_ct_lookup(sw, h.ctx);
+    if (!ct || ct->job != p->job) {
+        SWC(sw, drop_foreign)++;
+        return;
+    }
+    uint32_t rank = ct->port_rank[port];
+    if (rank == SW_NONE) {
+        SWC(sw, drop_not_member)++;
+        return;
+    }
+    sw_cgr_input(sw, ct, rank, &h, payload);
+}

@@ -1,0 +1,37 @@
+/* opts.c -- switch options by name, so acis-switchd's command line and the
+ * embedded switch accept the same words with the same checks. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "switch.h"
+
+int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
+                    char *err, size_t errlen)
+{
+    static const struct { const char *name; size_t off; unsigned long lo, hi; } nums[] = {
+        { "ports", offsetof(struct acis_sw_opts, ports), 1, 65535 },
+        { "tables", offsetof(struct acis_sw_opts, tables), 1, 65535 },
+        { "slots", offsetof(struct acis_sw_opts, slots), 1, 1u << 26 },
+        { "payload", offsetof(struct acis_sw_opts, payload), ACIS_MIN_PAYLOAD, ACIS_MAX_PAYLOAD },
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        if (strcmp(name, nums[i].name) != 0)
+            continue;
+        char *end;
+        errno = 0;
+        unsigned long v = value ? strtoul(value, &end, 10) : 0;
+        if (!value || !*value || *end || errno || v < nums[i].lo || v > nums[i].hi) {
+            snprintf(err, errlen, "--%s takes an integer in %lu..%lu, not '%s'", name,
+                     nums[i].lo, nums[i].hi, value ? value : "");
+            return -1;
+        }
+        *(uint32_t *)((char *)o + nums[i].off) = (uint32_t)v;
+        return 0;
+    }
+    snprintf(err, errlen, "unknown switch option --%s", name);
+    return -1;
+}

@@ -1,0 +1,89 @@
+/* sw.h -- internals of the switch core, shared by its files only: host
+ * ports and jobs (forwarding table), communicator table rows with their
+ * aggregation slots, and the counters.  Other folders use switch.h. */
+#ifndef ACIS_SW_H
+#define ACIS_SW_H
+
+#include "switch.h"
+
+#define SW_NONE 0xffffffffu
+
+/* A host port: one process of one job. */
+struct sw_port {
+    uint8_t in_use;
+    uint32_t job;            /* index into jobs */
+    uint32_t rank;           /* global rank in the job */
+};
+
+/* A job: its key and forwarding table (global rank -> port). */
+struct sw_job {
+    uint8_t in_use;
+    uint64_t key;
+    uint32_t size;           /* MPI_COMM_WORLD size */
+    uint32_t joined;         /* ports open */
+    uint32_t *rank_port;     /* size entries, SW_NONE until HELLO */
+};
+
+/* One aggregation slot: a segment of one collective in flight. */
+struct sw_slot {
+    uint8_t busy;
+    uint8_t kind, op, dtype;
+    uint32_t seq, seg, root;
+    uint64_t total;          /* result-space bytes of the collective */
+    uint64_t base;           /* first byte of the segment */
+    uint32_t len;            /* bytes in the segment */
+    uint32_t arrived;        /* members counted in bits */
+    uint64_t *bits;          /* member bitmap */
+    uint32_t *rx_off, *rx_len;   /* what each member asked back */
+    uint8_t *buf;            /* the segment being built */
+    uint8_t *contrib;        /* per-member copies, for ordered reductions */
+    uint8_t have_first;      /* buf holds a contribution already */
+};
+
+/* A communicator table row.  O(radix) memory: port -> member rank; the
+ * reverse map has one entry per member, never more than the ports. */
+struct sw_ct {
+    uint8_t in_use;
+    uint16_t gen;            /* bumped on reuse, part of the context id */
+    uint32_t job;
+    uint32_t size;           /* members */
+    uint32_t *port_rank;     /* ports entries, SW_NONE if not a member */
+    uint32_t *rank_port;     /* size entries */
+    uint32_t creator_port, creator_req;   /* makes CT_CREATE idempotent */
+    uint32_t window;         /* slots of this row */
+    struct sw_slot *slots;
+};
+
+struct acis_sw {
+    struct acis_sw_opts o;
+    struct acis_sw_io io;
+    struct sw_port *ports;   /* o.ports */
+    struct sw_job *jobs;     /* o.ports (at most one job per port) */
+    struct sw_ct *cts;       /* o.tables */
+    uint32_t window;         /* slots per row: o.slots / o.tables */
+    uint64_t c[ACIS_SWC_COUNT];
+};
+
+#define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
+
+/* control.c: control plane (HELLO, CT_CREATE/FREE, STATS, BYE). */
+void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
+                const struct acis_hdr *h, const uint8_t *payload);
+
+/* tables.c: rows and their slot memory. */
+int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
+                uint32_t n, uint32_t *row);
+void sw_ct_free(struct acis_sw *sw, uint32_t row);
+struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx);
+uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row);
+void sw_job_release(struct acis_sw *sw, uint32_t job);
+
+/* cgr.c: a data packet from member rank of row ct. */
+void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
+                  const struct acis_hdr *h, const uint8_t *payload);
+
+/* Send a header with payload pieces to ports (builds, seals, sends). */
+void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,
+             struct acis_hdr *h, const void *p1, size_t l1);
+
+#endif

@@ -1,0 +1,110 @@
+/* switch.h -- the one header of src/switch: an emulated in-network
+ * collective switch.
+ *
+ * Two levels.  The *core* (struct acis_sw) is a pure state machine: packets
+ * go in with the port they arrived on, packets come out through the
+ * callbacks of struct acis_sw_io.  Unit tests drive it with simulated hosts
+ * and no sockets.  The *UDP switch* (struct acis_udpsw) gives the core a
+ * service socket and one socket per host port, and runs it in a loop, in
+ * acis-switchd or in a thread of the job (the embedded switch). */
+#ifndef ACIS_SWITCH_H
+#define ACIS_SWITCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "acis/wire.h"
+
+#define ACIS_PORT_SERVICE 0xffffffffu   /* the well-known address */
+
+struct acis_sw_opts {
+    uint32_t ports;          /* host ports (radix) */
+    uint32_t tables;         /* communicator table rows */
+    uint32_t slots;          /* aggregation slots, shared out per row */
+    uint32_t payload;        /* bytes of data per network packet */
+    uint32_t credits;        /* packets a host may have in flight (its
+                                port's receive buffer); 0: unlimited */
+    int verbose;             /* log control-plane events to stderr */
+};
+
+#define ACIS_SW_DEFAULT_OPTS { .ports = 256, .tables = 32, .slots = 1024, .payload = 16384 }
+
+/* Packets of payload bytes a socket buffer of rcvbuf bytes holds for sure
+ * (the kernel charges up to about twice the datagram plus a page). */
+#define ACIS_BUF_PACKETS(rcvbuf, payload) \
+    ((uint32_t)((rcvbuf) / (2 * ((payload) + ACIS_HDR_LEN + 1024))))
+
+/* What the core needs from its transport.  peer identifies the sender of
+ * the packet being handled on the service port (opaque to the core). */
+struct acis_sw_io {
+    void *ctx;
+    /* A host joined: bind a port for it; reply goes out through the port. */
+    int (*port_open)(void *ctx, uint32_t port, const void *peer);
+    void (*port_close)(void *ctx, uint32_t port);
+    /* Send the same packet (iov) to each of n ports. */
+    void (*send)(void *ctx, const uint32_t *ports, uint32_t n,
+                 const struct iovec *iov, int iovcnt);
+    /* Answer the sender of the current service-port packet. */
+    void (*reply)(void *ctx, const void *peer, const struct iovec *iov, int iovcnt);
+};
+
+struct acis_sw;
+
+/* Check options (ranges) and build a core.  NULL with err filled. */
+struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
+                               const struct acis_sw_io *io,
+                               char *err, size_t errlen);
+void acis_sw_destroy(struct acis_sw *sw);
+
+/* Handle one datagram that arrived on port (ACIS_PORT_SERVICE for the
+ * service address; peer is then the sender, for port_open/reply). */
+void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
+                   const uint8_t *pkt, size_t len);
+
+/* Copy the counters (ACIS_SWC_COUNT values, enum acis_switch_counter). */
+void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);
+
+/* The aggregation logic: inout[i] = inout[i] op in[i] for n elements of
+ * wire type dt (a no-op if op is not defined for dt). */
+void acis_reduce(unsigned op, unsigned dt, void *inout, const void *in, size_t n);
+
+/* Parse one "--name value" switch option into o; shared by acis-switchd
+ * and the embedded switch.  Returns 0, or -1 with err filled. */
+int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
+                    char *err, size_t errlen);
+
+/* --------------------------------------------------------- UDP switch */
+
+struct acis_udpsw;
+
+/* Bind the service socket to listen ("HOST:PORT", port 0 picks one) and
+ * build the core.  NULL with err filled. */
+struct acis_udpsw *acis_udpsw_create(const char *listen,
+                                     const struct acis_sw_opts *o,
+                                     char *err, size_t errlen);
+void acis_udpsw_destroy(struct acis_udpsw *u);
+
+/* The core's counters (not thread-safe against a running thread; stop
+ * it first or accept a torn read of a counter being bumped). */
+void acis_udpsw_counters(const struct acis_udpsw *u, uint64_t *out);
+
+/* The bound service address, "HOST:PORT". */
+const char *acis_udpsw_address(const struct acis_udpsw *u);
+
+/* Serve until *stop becomes nonzero.  spin: poll without sleeping while
+ * traffic flows (1) or sleep in epoll whenever idle (0). */
+int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin);
+
+/* Embedded switch: serve in a thread of this process.  A thread of the
+ * job that waits for the switch anyway may drive it instead: it calls
+ * acis_udpsw_drive() in its wait loop (and may sleep in poll() on
+ * acis_udpsw_fd()); the serving thread then stays parked until nobody
+ * has driven for a couple of milliseconds, so a collective costs no
+ * thread wake-up. */
+int acis_udpsw_start(struct acis_udpsw *u, int spin);
+void acis_udpsw_stop(struct acis_udpsw *u);
+int acis_udpsw_drive(struct acis_udpsw *u);
+int acis_udpsw_fd(const struct acis_udpsw *u);
+
+#endif

@@ -1,0 +1,525 @@
+/* check_switch.c -- the switch core with simulated hosts, no MPI: 64 hosts
+ * aggregating on one communicator, several communicators at once, every
+ * collective kind, the control plane's limits and idempotence, every drop
+ * reason, and the reduction kernels' semantics. */
+#include "config.h"
+
+#include <check.h>
+#include <complex.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simhost.h"
+
+static struct sim *S;
+static const uint64_t KEY = 0xfeedfacecafebeefULL;
+
+static void setup_opts(struct acis_sw_opts o, int nhosts)
+{
+    S = calloc(1, sizeof *S);
+    ck_assert_int_eq(sim_init(S, &o), 0);
+    for (int i = 0; i < nhosts; i++) {
+        uint32_t st;
+        ck_assert_int_eq(sim_join(S, KEY, (uint32_t)i, (uint32_t)nhosts, &st), i);
+    }
+}
+
+static void setup64(void)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.payload = 1024;            /* small packets: many segments */
+    o.slots = 256;               /* window of 8 per row */
+    setup_opts(o, 64);
+}
+
+static void teardown(void)
+{
+    sim_fini(S);
+    free(S);
+}
+
+/* A communicator of the given hosts, created on the switch. */
+static struct sim_comm *comm(const int *hosts, int n)
+{
+    struct sim_comm *c = calloc(1, sizeof *c);
+    c->n = n;
+    memcpy(c->host, hosts, sizeof(int) * (size_t)n);
+    ck_assert_uint_eq(sim_ct_create(S, c, 1000 + (uint32_t)hosts[0] * 7 + (uint32_t)n), ACIS_ST_OK);
+    return c;
+}
+
+static struct sim_comm *world(int n)
+{
+    int h[SIM_MAX_HOSTS];
+    for (int i = 0; i < n; i++)
+        h[i] = i;
+    return comm(h, n);
+}
+
+static void comm_free(struct sim_comm *c)
+{
+    for (int i = 0; i < c->n; i++)
+        free(c->win[i].busy);
+    free(c);
+}
+
+/* Allreduce of int32 SUM on c with count elements; checks every member. */
+static void allreduce_int(struct sim_comm *c, size_t count, unsigned seed)
+{
+    int32_t **in = malloc(sizeof(int32_t *) * (size_t)c->n);
+    int32_t **out = malloc(sizeof(int32_t *) * (size_t)c->n);
+    struct sim_member *m = calloc((size_t)c->n, sizeof *m);
+    for (int r = 0; r < c->n; r++) {
+        in[r] = malloc(4 * count + 4);
+        out[r] = calloc(count + 1, 4);
+        for (size_t i = 0; i < count; i++)
+            in[r][i] = r * 1000 + (int32_t)i;
+        m[r] = (struct sim_member){ in[r], 0, 4 * count, out[r], 0, 4 * count };
+    }
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_I32, 0,
+                                    4 * count, m, seed), 0);
+    for (int r = 0; r < c->n; r++)
+        for (size_t i = 0; i < count; i++) {
+            int32_t want = 1000 * c->n * (c->n - 1) / 2 + c->n * (int32_t)i;
+            ck_assert_msg(out[r][i] == want, "member %d elem %zu: %d != %d", r, i,
+                          out[r][i], want);
+        }
+    for (int r = 0; r < c->n; r++) {
+        free(in[r]);
+        free(out[r]);
+    }
+    free(in);
+    free(out);
+    free(m);
+}
+
+START_TEST(allreduce_64_hosts)
+{
+    struct sim_comm *c = world(64);
+    size_t per = 1024 / 4;
+    size_t counts[] = { 1, per - 1, per, per + 1, 3 * 8 * per + 5 };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        allreduce_int(c, counts[i], (unsigned)i);
+    sim_counters(S);
+    ck_assert_uint_gt(S->c[ACIS_SWC_seg_allreduce], 0);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_malformed] + S->c[ACIS_SWC_drop_slot] +
+                      S->c[ACIS_SWC_drop_duplicate], 0);
+    ck_assert_uint_eq(S->c[ACIS_SWC_elements_reduced],
+                      63 * (1 + (per - 1) + per + (per + 1) + (3 * 8 * per + 5)));
+    comm_free(c);
+}
+END_TEST
+
+/* Float sums depend on order; the switch folds in rank order whatever the
+ * arrival order, so two runs with different arrival orders agree bitwise. */
+START_TEST(float_order_fixed)
+{
+    struct sim_comm *c = world(64);
+    const size_t count = 300;
+    float *in = malloc(sizeof(float) * 64 * count), *out[2];
+    struct sim_member m[64];
+    for (int r = 0; r < 64; r++)
+        for (size_t i = 0; i < count; i++)
+            in[r * count + i] = (r % 3 == 0 ? 1e8f : 1.0f) * (r % 2 ? -1.0f : 1.0f) +
+                                (float)i * 0.001f + (float)r * 1e-3f;
+    for (int run = 0; run < 2; run++) {
+        out[run] = calloc(64 * count, sizeof(float));
+        for (int r = 0; r < 64; r++)
+            m[r] = (struct sim_member){ in + r * count, 0, 4 * count,
+                                        out[run] + r * count, 0, 4 * count };
+        ck_assert_int_eq(sim_collective(S, c, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_F32,
+                                        0, 4 * count, m, 17u + 1000u * (unsigned)run), 0);
+    }
+    for (size_t i = 0; i < count; i++) {
+        float want = in[i];
+        for (int r = 1; r < 64; r++)
+            want = want + in[r * count + i];
+        for (int r = 0; r < 64; r++) {
+            ck_assert_mem_eq(&out[0][r * count + i], &want, sizeof want);
+            ck_assert_mem_eq(&out[1][r * count + i], &want, sizeof want);
+        }
+    }
+    free(in);
+    free(out[0]);
+    free(out[1]);
+    comm_free(c);
+}
+END_TEST
+
+/* Three communicators with overlapping members, each running a different
+ * collective, all at once. */
+START_TEST(several_comms_at_once)
+{
+    int even[32], first10[10];
+    for (int i = 0; i < 32; i++)
+        even[i] = 2 * i;
+    for (int i = 0; i < 10; i++)
+        first10[i] = 9 - i;                      /* reversed rank order */
+    struct sim_comm *a = world(64), *b = comm(even, 32), *c = comm(first10, 10);
+    const size_t n = 700;
+    int64_t ia[64][700], oa[64][700];
+    double ib[32][700], ob[32][700];
+    uint8_t ic[10][5000], oc[10][5000];
+    struct sim_member ma[64], mb[32], mc[10];
+    for (int r = 0; r < 64; r++) {
+        for (size_t i = 0; i < n; i++)
+            ia[r][i] = (int64_t)r << 20 | (int64_t)i;
+        ma[r] = (struct sim_member){ ia[r], 0, 8 * n, oa[r], 0, 8 * n };
+    }
+    for (int r = 0; r < 32; r++) {
+        for (size_t i = 0; i < n; i++)
+            ib[r][i] = r == 5 ? 1e6 + (double)i : (double)(r * i % 97);
+        mb[r] = (struct sim_member){ ib[r], 0, 8 * n, ob[r], 0, r == 3 ? 8 * n : 0 };
+    }
+    memset(ob, 0, sizeof ob);
+    for (int r = 0; r < 10; r++) {
+        for (size_t i = 0; i < sizeof ic[r]; i++)
+            ic[r][i] = (uint8_t)(r == 9 ? i * 13 : 0);
+        mc[r] = (struct sim_member){ ic[r], 0, r == 9 ? sizeof ic[r] : 0,
+                                     oc[r], 0, r == 9 ? 0 : sizeof oc[r] };
+    }
+    struct sim_coll colls[3] = {
+        { a, ACIS_K_ALLREDUCE, ACIS_OP_MAX, ACIS_DT_I64, 0, 8 * n, ma },
+        { b, ACIS_K_REDUCE, ACIS_OP_MAX, ACIS_DT_F64, 3, 8 * n, mb },
+        { c, ACIS_K_BCAST, ACIS_OP_NONE, ACIS_DT_BYTE, 9, sizeof ic[0], mc },
+    };
+    ck_assert_int_eq(sim_run(S, colls, 3, 99), 0);
+    for (int r = 0; r < 64; r++)
+        for (size_t i = 0; i < n; i++)
+            ck_assert_int_eq(oa[r][i], (int64_t)63 << 20 | (int64_t)i);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(ob[3][i] == 1e6 + (double)i);
+    for (int r = 0; r < 9; r++)
+        ck_assert_mem_eq(oc[r], ic[9], sizeof oc[r]);
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 3);
+    ck_assert_uint_gt(S->c[ACIS_SWC_seg_reduce], 0);
+    ck_assert_uint_gt(S->c[ACIS_SWC_seg_bcast], 0);
+    comm_free(a);
+    comm_free(b);
+    comm_free(c);
+}
+END_TEST
+
+/* Gather-type, scatter-type and scans on 16 hosts. */
+START_TEST(every_kind)
+{
+    struct sim_comm *c = world(16);
+    enum { P = 16, N = 200 };               /* N int32 per member block */
+    static int32_t in[P][P * N], out[P][P * N];
+    struct sim_member m[P];
+    uint64_t blk = 4 * N, tot = (uint64_t)P * blk;
+
+    /* barrier */
+    for (int r = 0; r < P; r++)
+        m[r] = (struct sim_member){ NULL, 0, 0, NULL, 0, 0 };
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_BARRIER, 0, ACIS_DT_NONE, 0, 0, m, 1), 0);
+
+    /* gather to root 7 and allgather */
+    for (int k = 0; k < 2; k++) {
+        memset(out, 0, sizeof out);
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < N; i++)
+                in[r][i] = r * 100000 + i;
+            int wants = k == 1 || r == 7;
+            m[r] = (struct sim_member){ in[r], r * blk, blk, out[r], 0, wants ? tot : 0 };
+        }
+        ck_assert_int_eq(sim_collective(S, c, k ? ACIS_K_ALLGATHER : ACIS_K_GATHER, 0,
+                                        ACIS_DT_BYTE, 7, tot, m, 2), 0);
+        for (int r = 0; r < P; r++)
+            if (k == 1 || r == 7)
+                for (int q = 0; q < P; q++)
+                    for (int i = 0; i < N; i++)
+                        ck_assert_int_eq(out[r][q * N + i], q * 100000 + i);
+    }
+
+    /* scatter from root 2 */
+    memset(out, 0, sizeof out);
+    for (int i = 0; i < P * N; i++)
+        in[2][i] = i * 3;
+    for (int r = 0; r < P; r++)
+        m[r] = (struct sim_member){ in[2], 0, r == 2 ? tot : 0, out[r], r * blk, blk };
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_SCATTER, 0, ACIS_DT_BYTE, 2, tot, m, 3), 0);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++)
+            ck_assert_int_eq(out[r][i], (r * N + i) * 3);
+
+    /* reduce-scatter with uneven blocks: member r gets r + 1 elements */
+    uint64_t off[P + 1] = { 0 };
+    for (int r = 0; r < P; r++)
+        off[r + 1] = off[r] + 4 * (uint64_t)(r + 1);
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < P * N; i++)
+            in[r][i] = r + i;
+        m[r] = (struct sim_member){ in[r], 0, off[P], out[r], off[r], off[r + 1] - off[r] };
+    }
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_REDUCE_SCATTER, ACIS_OP_SUM, ACIS_DT_I32, 0,
+                                    off[P], m, 4), 0);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i <= r; i++) {
+            int e = (int)(off[r] / 4) + i;
+            ck_assert_int_eq(out[r][i], P * e + P * (P - 1) / 2);
+        }
+
+    /* scan and exscan: prefix sums in rank order */
+    for (int k = 0; k < 2; k++) {
+        memset(out, 0, sizeof out);
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < N; i++)
+                in[r][i] = r * 10 + i;
+            m[r] = (struct sim_member){ in[r], 0, blk, out[r], 0, blk };
+        }
+        ck_assert_int_eq(sim_collective(S, c, k ? ACIS_K_EXSCAN : ACIS_K_SCAN, ACIS_OP_SUM,
+                                        ACIS_DT_I32, 0, blk, m, 5), 0);
+        for (int r = k; r < P; r++) {
+            int upto = k ? r - 1 : r;
+            for (int i = 0; i < N; i++)
+                ck_assert_int_eq(out[r][i], 10 * upto * (upto + 1) / 2 + (upto + 1) * i);
+        }
+    }
+    sim_counters(S);
+    for (int k = ACIS_SWC_seg_barrier; k <= ACIS_SWC_seg_exscan; k++)
+        if (k != ACIS_SWC_seg_bcast && k != ACIS_SWC_seg_reduce && k != ACIS_SWC_seg_allreduce)
+            ck_assert_msg(S->c[k] > 0, "%s not counted", acis_wire_counter_name((unsigned)k));
+    comm_free(c);
+}
+END_TEST
+
+START_TEST(control_plane)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.ports = 4;
+    o.tables = 2;
+    o.slots = 8;
+    setup_opts(o, 3);
+    uint32_t st;
+    /* a fourth host of another job fits; a fifth does not */
+    ck_assert_int_eq(sim_join(S, KEY + 1, 0, 1, &st), 3);
+    ck_assert_int_eq(sim_join(S, KEY + 2, 0, 1, &st), -1);
+    ck_assert_uint_eq(st, ACIS_ST_NO_PORT);
+    /* a job known with another size is refused */
+    sim_leave(S, 3);
+    ck_assert_int_eq(sim_join(S, KEY, 0, 5, &st), -1);
+    ck_assert_uint_eq(st, ACIS_ST_JOB_MISMATCH);
+
+    int all[3] = { 0, 1, 2 }, two[2] = { 1, 2 };
+    struct sim_comm *a = comm(all, 3);
+    uint32_t ctx = a->ctx;
+    ck_assert_uint_eq(sim_ct_create(S, a, 1000 + 3), ACIS_ST_OK);   /* same request */
+    ck_assert_uint_eq(a->ctx, ctx);                                 /* same answer */
+    struct sim_comm *b = comm(two, 2);
+    struct sim_comm cfull = { .n = 2, .host = { 0, 1 } };
+    ck_assert_uint_eq(sim_ct_create(S, &cfull, 77), ACIS_ST_TABLE_FULL);
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_tables_refused], 1);
+    ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 2);
+
+    /* free a row; its old context id is dead, the row is reused */
+    ck_assert_uint_eq(sim_ct_free(S, b), ACIS_ST_OK);
+    ck_assert_uint_eq(sim_ct_free(S, b), ACIS_ST_NO_CTX);
+    uint32_t old = b->ctx;
+    ck_assert_uint_eq(sim_ct_create(S, b, 55), ACIS_ST_OK);
+    ck_assert_uint_ne(b->ctx, old);
+    ck_assert_uint_eq(b->ctx & 0xffff, old & 0xffff);
+
+    /* a row naming a rank that never joined */
+    sim_ct_free(S, b);
+    uint8_t buf[ACIS_HDR_LEN + 12], pl[12];
+    acis_put32(pl, 2);
+    acis_put32(pl + 4, 0);
+    acis_put32(pl + 8, 9);               /* rank 9 of a 3-rank job */
+    sim_control(buf, ACIS_K_CT_CREATE, KEY, 0, 0, 4242, pl, sizeof pl);
+    sim_send_raw(S, 0, buf, sizeof buf);
+    struct sim_pkt p;
+    ck_assert(sim_pop(S, 0, &p));
+    ck_assert_uint_eq(acis_get32(p.data + ACIS_HDR_LEN), ACIS_ST_UNKNOWN_RANK);
+    free(p.data);
+
+    /* a HELLO retry gets the same port */
+    uint32_t port1 = S->hosts[1].port;
+    uint8_t hb[ACIS_HDR_LEN + ACIS_HELLO_LEN], hp[ACIS_HELLO_LEN] = { 3 };
+    int id = 1;
+    sim_control(hb, ACIS_K_HELLO, KEY, 1, 0, 9, hp, sizeof hp);
+    acis_sw_input(S->sw, ACIS_PORT_SERVICE, &id, hb, sizeof hb);
+    ck_assert_uint_eq(S->hosts[1].port, port1);
+    while (sim_pop(S, 1, &p))
+        free(p.data);
+
+    /* the last BYE of a job releases its rows */
+    for (int h = 0; h < 3; h++)
+        sim_leave(S, h);
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 0);
+    ck_assert_uint_eq(S->c[ACIS_SWC_jobs], 0);
+    ck_assert_uint_eq(S->c[ACIS_SWC_ports_in_use], 0);
+    ck_assert_uint_eq(S->c[ACIS_SWC_buffer_bytes], 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* Build a valid allreduce packet of 4 int32 for host h on comm c, seg 0. */
+static size_t data_pkt(uint8_t *buf, struct sim_comm *c, int h, uint32_t src, uint64_t key,
+                       uint32_t slot, unsigned op)
+{
+    int32_t v[4] = { 1, 2, 3, 4 };
+    struct acis_hdr hd = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_ALLREDUCE, 0), .op = (uint8_t)op, .dtype = ACIS_DT_I32,
+        .slot = (uint16_t)slot, .payload_len = 16, .job_key = key, .ctx = c->ctx,
+        .seq = 1, .src = src, .seg_index = 0, .seg_offset = 0, .total_len = 16,
+        .rx_len = 16,
+    };
+    (void)h;
+    acis_hdr_encode(&hd, buf);
+    memcpy(buf + ACIS_HDR_LEN, v, 16);
+    acis_hdr_seal(buf, v, 16);
+    return ACIS_HDR_LEN + 16;
+}
+
+START_TEST(drops)
+{
+    int some[3] = { 0, 1, 2 };
+    struct sim_comm *c = comm(some, 3);
+    uint8_t b[ACIS_HDR_LEN + 64];
+    size_t n;
+    sim_counters(S);
+    uint64_t before[ACIS_SWC_COUNT];
+    memcpy(before, S->c, sizeof before);
+
+    n = data_pkt(b, c, 0, 5, KEY, 0, ACIS_OP_SUM);         /* src is not the port's rank */
+    sim_send_raw(S, 0, b, n);
+    n = data_pkt(b, c, 0, 0, KEY ^ 1, 0, ACIS_OP_SUM);     /* another job's key */
+    sim_send_raw(S, 0, b, n);
+    n = data_pkt(b, c, 9, 9, KEY, 0, ACIS_OP_SUM);         /* host 9 is no member */
+    sim_send_raw(S, 9, b, n);
+    n = data_pkt(b, c, 0, 0, KEY, c->window, ACIS_OP_SUM); /* slot outside the window */
+    sim_send_raw(S, 0, b, n);
+    n = data_pkt(b, c, 0, 0, KEY, 0, ACIS_OP_SUM);         /* valid, then again */
+    sim_send_raw(S, 0, b, n);
+    sim_send_raw(S, 0, b, n);
+    n = data_pkt(b, c, 1, 1, KEY, 0, ACIS_OP_MAX);         /* same slot, other op */
+    sim_send_raw(S, 1, b, n);
+    n = data_pkt(b, c, 1, 1, KEY, 0, ACIS_OP_SUM);
+    b[ACIS_HDR_LEN] ^= 1;                                   /* corrupted payload */
+    sim_send_raw(S, 1, b, n);
+    uint32_t saved = c->ctx;
+    c->ctx ^= 0x30000;                                      /* stale context id */
+    n = data_pkt(b, c, 1, 1, KEY, 0, ACIS_OP_SUM);
+    sim_send_raw(S, 1, b, n);
+    c->ctx = saved;
+    sim_send_raw(S, 1, "garbage", 7);
+
+    sim_counters(S);
+#define DELTA(x) (S->c[ACIS_SWC_##x] - before[ACIS_SWC_##x])
+    ck_assert_uint_eq(DELTA(drop_spoofed), 1);
+    ck_assert_uint_eq(DELTA(drop_foreign), 2);
+    ck_assert_uint_eq(DELTA(drop_not_member), 1);
+    ck_assert_uint_eq(DELTA(drop_slot), 1);
+    ck_assert_uint_eq(DELTA(drop_duplicate), 1);
+    ck_assert_uint_eq(DELTA(drop_mismatch), 1);
+    ck_assert_uint_eq(DELTA(drop_malformed), 2);
+#undef DELTA
+    /* The slot still holds member 0's good packet; the others complete it. */
+    n = data_pkt(b, c, 1, 1, KEY, 0, ACIS_OP_SUM);
+    sim_send_raw(S, 1, b, n);
+    n = data_pkt(b, c, 2, 2, KEY, 0, ACIS_OP_SUM);
+    sim_send_raw(S, 2, b, n);
+    for (int h = 0; h < 3; h++) {
+        struct sim_pkt p;
+        struct acis_hdr hd;
+        ck_assert(sim_pop(S, h, &p));
+        ck_assert_int_eq(acis_wire_decode(p.data, p.len, 8192, &hd), ACIS_WERR_OK);
+        ck_assert_int_eq(acis_get32(p.data + ACIS_HDR_LEN + 12), 12);   /* 4 * 3 */
+        free(p.data);
+    }
+    comm_free(c);
+}
+END_TEST
+
+/* A gather piece outside the sender's own block is refused. */
+START_TEST(gather_range)
+{
+    int two[2] = { 0, 1 };
+    struct sim_comm *c = comm(two, 2);
+    uint8_t b[ACIS_HDR_LEN + 8], d[8] = { 0 };
+    struct acis_hdr hd = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_GATHER, 0), .dtype = ACIS_DT_BYTE, .payload_len = 8,
+        .job_key = KEY, .ctx = c->ctx, .seq = 1, .src = 0, .seg_offset = 8,
+        .total_len = 16,
+    };
+    acis_hdr_encode(&hd, b);
+    memcpy(b + ACIS_HDR_LEN, d, 8);
+    acis_hdr_seal(b, d, 8);
+    sim_send_raw(S, 0, b, sizeof b);                   /* rank 0 claims rank 1's block */
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_range], 1);
+    comm_free(c);
+}
+END_TEST
+
+START_TEST(kernels)
+{
+    int8_t a8[2] = { 100, -128 }, b8[2] = { 100, -1 };
+    acis_reduce(ACIS_OP_SUM, ACIS_DT_I8, a8, b8, 2);
+    ck_assert_int_eq(a8[0], -56);                      /* wraps like MPICH */
+    ck_assert_int_eq(a8[1], 127);
+    uint16_t a16 = 65535, b16 = 65535;
+    acis_reduce(ACIS_OP_PROD, ACIS_DT_U16, &a16, &b16, 1);
+    ck_assert_uint_eq(a16, 1);
+    struct { double v; int i; } x = { 2.0, 5 }, y = { 2.0, 3 }, z = { 1.0, 9 };
+    acis_reduce(ACIS_OP_MINLOC, ACIS_DT_DOUBLE_INT, &x, &y, 1);
+    ck_assert(x.v == 2.0 && x.i == 3);                 /* tie: smaller index */
+    acis_reduce(ACIS_OP_MAXLOC, ACIS_DT_DOUBLE_INT, &x, &z, 1);
+    ck_assert(x.v == 2.0 && x.i == 3);
+    acis_reduce(ACIS_OP_MINLOC, ACIS_DT_DOUBLE_INT, &x, &z, 1);
+    ck_assert(x.v == 1.0 && x.i == 9);
+    int32_t l1[3] = { 0, 5, 7 }, l2[3] = { 3, 0, -2 };
+    acis_reduce(ACIS_OP_LXOR, ACIS_DT_I32, l1, l2, 3);
+    ck_assert(l1[0] == 1 && l1[1] == 1 && l1[2] == 0);
+    bool p[2] = { true, false }, q[2] = { true, true };
+    acis_reduce(ACIS_OP_LAND, ACIS_DT_BOOL, p, q, 2);
+    ck_assert(p[0] && !p[1]);
+    double complex c1 = 1 + 2 * I, c2 = 3 + 4 * I;
+    acis_reduce(ACIS_OP_PROD, ACIS_DT_C64, &c1, &c2, 1);
+    ck_assert(creal(c1) == -5 && cimag(c1) == 10);
+    long double ld = 1e18L, le = 1;
+    acis_reduce(ACIS_OP_SUM, ACIS_DT_F80, &ld, &le, 1);
+    ck_assert(ld == 1e18L + 1);                        /* 64-bit mantissa */
+    uint8_t by = 0xf0, bz = 0x3c;
+    acis_reduce(ACIS_OP_BXOR, ACIS_DT_BYTE, &by, &bz, 1);
+    ck_assert_uint_eq(by, 0xcc);
+    int32_t keep = 7, other = 9;
+    acis_reduce(ACIS_OP_SUM, ACIS_DT_BOOL, &keep, &other, 1);   /* not defined: no-op */
+    ck_assert_int_eq(keep, 7);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("switch");
+    TCase *big = tcase_create("hosts");
+    tcase_add_checked_fixture(big, setup64, teardown);
+    tcase_set_timeout(big, 120);
+    tcase_add_test(big, allreduce_64_hosts);
+    tcase_add_test(big, float_order_fixed);
+    tcase_add_test(big, several_comms_at_once);
+    tcase_add_test(big, every_kind);
+    tcase_add_test(big, drops);
+    tcase_add_test(big, gather_range);
+    suite_add_tcase(s, big);
+    TCase *ctl = tcase_create("control");
+    tcase_add_checked_fixture(ctl, NULL, teardown);
+    tcase_add_test(ctl, control_plane);
+    suite_add_tcase(s, ctl);
+    TCase *k = tcase_create("kernels");
+    tcase_add_test(k, kernels);
+    suite_add_tcase(s, k);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

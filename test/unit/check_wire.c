@@ -1,0 +1,222 @@
+/* check_wire.c -- unit tests of the wire codec: round trips of every
+ * field, every rejection reason of acis_wire_decode(), CRC-32C against its
+ * standard check value, and element sizes against the C layouts. */
+#include "config.h"
+
+#include <check.h>
+#include <complex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acis/wire.h"
+
+static uint8_t pkt[ACIS_HDR_LEN + 256];
+
+/* A valid allreduce packet of 64 bytes of int32. */
+static struct acis_hdr base(void)
+{
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_ALLREDUCE, ACIS_ALG_FLAT), .op = ACIS_OP_SUM,
+        .dtype = ACIS_DT_I32, .flags = 0, .slot = 7, .payload_len = 64,
+        .job_key = 0x0123456789abcdefULL, .ctx = 0x10002, .seq = 42, .src = 3,
+        .root = 0, .seg_index = 1, .seg_offset = 64, .total_len = 256,
+        .rx_off = 0, .rx_len = 64,
+    };
+    return h;
+}
+
+/* Encode h with a payload of h.payload_len bytes and seal it. */
+static size_t build(const struct acis_hdr *h)
+{
+    acis_hdr_encode(h, pkt);
+    for (uint32_t i = 0; i < h->payload_len && i < 256; i++)
+        pkt[ACIS_HDR_LEN + i] = (uint8_t)(i * 7);
+    acis_hdr_seal(pkt, pkt + ACIS_HDR_LEN, h->payload_len);
+    return ACIS_HDR_LEN + h->payload_len;
+}
+
+START_TEST(round_trip)
+{
+    struct acis_hdr h = base(), d;
+    size_t len = build(&h);
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 8192, &d), ACIS_WERR_OK);
+    h.checksum = d.checksum;
+    ck_assert_mem_eq(&h, &d, sizeof h);
+    ck_assert_uint_eq(acis_get32(pkt), 0x53494341u);
+    ck_assert_int_eq(memcmp(pkt, "ACIS", 4), 0);       /* little-endian magic */
+}
+END_TEST
+
+START_TEST(crc_vector)
+{
+    ck_assert_uint_eq(acis_crc32c(0, "123456789", 9), 0xE3069283u);
+    uint32_t a = acis_crc32c(0, "12345", 5);
+    ck_assert_uint_eq(acis_crc32c(a, "6789", 4), 0xE3069283u);
+    static char big[1000];
+    memset(big, 'x', sizeof big);
+    uint32_t whole = acis_crc32c(0, big, sizeof big);
+    ck_assert_uint_eq(acis_crc32c(acis_crc32c(0, big, 333), big + 333, 667), whole);
+    /* the fast paths (three streams over long buffers) against bit by bit */
+    static unsigned char rnd[20000];
+    srand(7);
+    for (size_t i = 0; i < sizeof rnd; i++)
+        rnd[i] = (unsigned char)rand();
+    for (int k = 0; k < 300; k++) {
+        size_t off = (size_t)rand() % 64, len = (size_t)rand() % (sizeof rnd - 64);
+        uint32_t r = 0xffffffffu;
+        for (size_t i = 0; i < len; i++) {
+            r ^= rnd[off + i];
+            for (int j = 0; j < 8; j++)
+                r = (r >> 1) ^ (0x82f63b78u & (0u - (r & 1)));
+        }
+        ck_assert_uint_eq(acis_crc32c(0, rnd + off, len), ~r);
+    }
+}
+END_TEST
+
+/* Each mutation of a valid packet and the reason it must be refused. */
+static void expect(void (*mutate)(struct acis_hdr *), int reseal, enum acis_wire_err want)
+{
+    struct acis_hdr h = base(), d;
+    mutate(&h);
+    size_t len;
+    if (reseal) {
+        len = build(&h);
+    } else {
+        struct acis_hdr ok = base();
+        len = build(&ok);
+        acis_hdr_encode(&h, pkt);                      /* keep the old checksum */
+    }
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 8192, &d), want);
+}
+
+static void m_magic(struct acis_hdr *h) { h->magic ^= 1; }
+static void m_version(struct acis_hdr *h) { h->version = 2; }
+static void m_opcode(struct acis_hdr *h) { h->opcode = 12; }
+static void m_alg(struct acis_hdr *h) { h->opcode = ACIS_OPC(ACIS_K_ALLREDUCE, 3); }
+static void m_op(struct acis_hdr *h) { h->op = ACIS_OP_COUNT; }
+static void m_dtype(struct acis_hdr *h) { h->dtype = ACIS_DT_COUNT; }
+static void m_flags(struct acis_hdr *h) { h->flags = 0x100; }
+static void m_opdt(struct acis_hdr *h) { h->op = ACIS_OP_MINLOC; }
+static void m_bcast_op(struct acis_hdr *h)
+{
+    h->opcode = ACIS_OPC(ACIS_K_BCAST, 0);
+    h->op = ACIS_OP_SUM;
+}
+static void m_bcast_none(struct acis_hdr *h)
+{
+    h->opcode = ACIS_OPC(ACIS_K_BCAST, 0);
+    h->op = ACIS_OP_NONE;
+    h->dtype = ACIS_DT_NONE;
+}
+static void m_range(struct acis_hdr *h) { h->seg_offset = 200; }
+static void m_rx(struct acis_hdr *h) { h->rx_off = 8190; }
+static void m_align(struct acis_hdr *h) { h->seg_offset = 66; }
+static void m_align_total(struct acis_hdr *h) { h->total_len = 258; }
+static void m_none(struct acis_hdr *h) { (void)h; }
+static void m_field(struct acis_hdr *h) { h->seq ^= 0x100; }
+
+START_TEST(rejections)
+{
+    expect(m_magic, 1, ACIS_WERR_MAGIC);
+    expect(m_version, 1, ACIS_WERR_VERSION);
+    expect(m_opcode, 1, ACIS_WERR_OPCODE);
+    expect(m_alg, 1, ACIS_WERR_OPCODE);
+    expect(m_op, 1, ACIS_WERR_OP);
+    expect(m_dtype, 1, ACIS_WERR_DTYPE);
+    expect(m_flags, 1, ACIS_WERR_FLAGS);
+    expect(m_opdt, 1, ACIS_WERR_OP_DTYPE);
+    expect(m_bcast_op, 1, ACIS_WERR_OP_DTYPE);
+    expect(m_bcast_none, 1, ACIS_WERR_DTYPE);
+    expect(m_range, 1, ACIS_WERR_RANGE);
+    expect(m_rx, 1, ACIS_WERR_RANGE);
+    expect(m_align, 1, ACIS_WERR_ALIGN);
+    expect(m_align_total, 1, ACIS_WERR_ALIGN);
+    expect(m_field, 0, ACIS_WERR_CHECKSUM);           /* header changed after sealing */
+    expect(m_none, 1, ACIS_WERR_OK);
+}
+END_TEST
+
+START_TEST(lengths)
+{
+    struct acis_hdr h = base(), d;
+    size_t len = build(&h);
+    ck_assert_int_eq(acis_wire_decode(pkt, ACIS_HDR_LEN - 1, 8192, &d), ACIS_WERR_SHORT);
+    ck_assert_int_eq(acis_wire_decode(pkt, len - 1, 8192, &d), ACIS_WERR_LENGTH);
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 32, &d), ACIS_WERR_TOO_BIG);
+    pkt[ACIS_HDR_LEN + 5] ^= 0x40;                     /* payload bit flip */
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 8192, &d), ACIS_WERR_CHECKSUM);
+}
+END_TEST
+
+START_TEST(control_lengths)
+{
+    uint8_t pl[16] = { 0 };
+    struct acis_hdr h = base(), d;
+    h.opcode = ACIS_OPC(ACIS_K_HELLO, 0);
+    h.op = ACIS_OP_NONE;
+    h.payload_len = ACIS_HELLO_LEN;
+    size_t len = build(&h);
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 8192, &d), ACIS_WERR_OK);
+    h.payload_len = ACIS_HELLO_LEN + 4;
+    len = build(&h);
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 8192, &d), ACIS_WERR_LENGTH);
+    /* CT_CREATE: count must match the ranks that follow, and not be 0 */
+    h.opcode = ACIS_OPC(ACIS_K_CT_CREATE, 0);
+    h.payload_len = 12;
+    acis_put32(pl, 2);
+    acis_hdr_encode(&h, pkt);
+    memcpy(pkt + ACIS_HDR_LEN, pl, 12);
+    acis_hdr_seal(pkt, pl, 12);
+    ck_assert_int_eq(acis_wire_decode(pkt, ACIS_HDR_LEN + 12, 8192, &d), ACIS_WERR_OK);
+    acis_put32(pl, 3);
+    memcpy(pkt + ACIS_HDR_LEN, pl, 12);
+    acis_hdr_seal(pkt, pl, 12);
+    ck_assert_int_eq(acis_wire_decode(pkt, ACIS_HDR_LEN + 12, 8192, &d), ACIS_WERR_LENGTH);
+    h.payload_len = 4;
+    acis_put32(pl, 0);
+    acis_hdr_encode(&h, pkt);
+    memcpy(pkt + ACIS_HDR_LEN, pl, 4);
+    acis_hdr_seal(pkt, pl, 4);
+    ck_assert_int_eq(acis_wire_decode(pkt, ACIS_HDR_LEN + 4, 8192, &d), ACIS_WERR_LENGTH);
+}
+END_TEST
+
+START_TEST(sizes)
+{
+    struct { float v; int i; } fi;
+    struct { double v; int i; } di;
+    struct { long v; int i; } li;
+    struct { short v; int i; } si;
+    struct { long double v; int i; } ldi;
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_FLOAT_INT), sizeof fi);
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_DOUBLE_INT), sizeof di);
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_LONG_INT), sizeof li);
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_SHORT_INT), sizeof si);
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_LONG_DOUBLE_INT), sizeof ldi);
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_F80), sizeof(long double));
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_C80), sizeof(long double complex));
+    ck_assert_uint_eq(acis_wire_dt_size(ACIS_DT_COUNT), 0);
+    ck_assert_str_eq(acis_wire_kind_name(ACIS_K_ALLREDUCE), "allreduce");
+    ck_assert_str_eq(acis_wire_counter_name(ACIS_SWC_drop_spoofed), "drop_spoofed");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("wire");
+    TCase *tc = tcase_create("wire");
+    tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, crc_vector);
+    tcase_add_test(tc, rejections);
+    tcase_add_test(tc, lengths);
+    tcase_add_test(tc, control_lengths);
+    tcase_add_test(tc, sizes);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

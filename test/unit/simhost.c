@@ -1,0 +1,304 @@
+/* simhost.c -- simulated hosts around a switch core (see simhost.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "simhost.h"
+
+static void push(struct sim_host *h, const struct iovec *iov, int iovcnt)
+{
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    uint8_t *d = malloc(len ? len : 1);
+    size_t off = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        memcpy(d + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    if (h->qtail - h->qhead >= SIM_QUEUE) {       /* a full queue drops, as UDP would */
+        free(d);
+        return;
+    }
+    h->q[h->qtail % SIM_QUEUE] = (struct sim_pkt){ d, len };
+    h->qtail++;
+}
+
+static int io_open(void *ctx, uint32_t port, const void *peer)
+{
+    struct sim *s = ctx;
+    s->port_host[port] = *(const int *)peer;
+    s->hosts[*(const int *)peer].port = port;
+    return 0;
+}
+
+static void io_close(void *ctx, uint32_t port)
+{
+    struct sim *s = ctx;
+    s->port_host[port] = -1;
+}
+
+static void io_send(void *ctx, const uint32_t *ports, uint32_t n,
+                    const struct iovec *iov, int iovcnt)
+{
+    struct sim *s = ctx;
+    for (uint32_t i = 0; i < n; i++)
+        if (ports[i] < 65536 && s->port_host[ports[i]] >= 0)
+            push(&s->hosts[s->port_host[ports[i]]], iov, iovcnt);
+}
+
+static void io_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
+{
+    struct sim *s = ctx;
+    struct sim_host tmp = { 0 };
+    push(&tmp, iov, iovcnt);
+    free(s->service.data);
+    s->service = tmp.q[0];
+    s->service_peer = *(const int *)peer;
+}
+
+int sim_init(struct sim *s, const struct acis_sw_opts *o)
+{
+    char err[128];
+    memset(s, 0, sizeof *s);
+    memset(s->port_host, 0xff, sizeof s->port_host);
+    struct acis_sw_io io = { s, io_open, io_close, io_send, io_reply };
+    s->sw = acis_sw_create(o, &io, err, sizeof err);
+    return s->sw ? 0 : -1;
+}
+
+void sim_fini(struct sim *s)
+{
+    acis_sw_destroy(s->sw);
+    for (int h = 0; h < s->nhosts; h++) {
+        struct sim_pkt p;
+        while (sim_pop(s, h, &p))
+            free(p.data);
+    }
+    free(s->service.data);
+    s->service.data = NULL;
+}
+
+size_t sim_control(uint8_t *buf, unsigned kind, uint64_t key, uint32_t src, uint32_t ctx,
+                   uint32_t seq, const void *payload, size_t len)
+{
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(kind, ACIS_ALG_FLAT), .payload_len = (uint32_t)len,
+        .job_key = key, .ctx = ctx, .seq = seq, .src = src,
+    };
+    acis_hdr_encode(&h, buf);
+    if (len)
+        memcpy(buf + ACIS_HDR_LEN, payload, len);
+    acis_hdr_seal(buf, payload, len);
+    return ACIS_HDR_LEN + len;
+}
+
+int sim_pop(struct sim *s, int h, struct sim_pkt *p)
+{
+    struct sim_host *x = &s->hosts[h];
+    if (x->qhead == x->qtail)
+        return 0;
+    *p = x->q[x->qhead % SIM_QUEUE];
+    x->qhead++;
+    return 1;
+}
+
+/* Wait-free "receive" of a decoded control answer of kind on host h. */
+static int pop_control(struct sim *s, int h, unsigned kind, struct acis_hdr *hd,
+                       uint8_t *payload, size_t max)
+{
+    struct sim_pkt p;
+    while (sim_pop(s, h, &p)) {
+        int ok = acis_wire_decode(p.data, p.len, ACIS_MAX_PAYLOAD, hd) == ACIS_WERR_OK &&
+                 ACIS_OPC_KIND(hd->opcode) == kind && hd->payload_len <= max;
+        if (ok)
+            memcpy(payload, p.data + ACIS_HDR_LEN, hd->payload_len);
+        free(p.data);
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+int sim_join(struct sim *s, uint64_t key, uint32_t rank, uint32_t world, uint32_t *status)
+{
+    int id = s->nhosts;
+    struct sim_host *h = &s->hosts[id];
+    uint8_t buf[ACIS_HDR_LEN + ACIS_HELLO_LEN], pl[ACIS_HELLO_LEN] = { 0 };
+    memset(h, 0, sizeof *h);
+    h->id = id;
+    h->rank = rank;
+    h->job_key = key;
+    h->port = 0xffffffffu;
+    acis_put32(pl, world);
+    sim_control(buf, ACIS_K_HELLO, key, rank, 0, 1, pl, sizeof pl);
+    acis_sw_input(s->sw, ACIS_PORT_SERVICE, &id, buf, sizeof buf);
+    struct acis_hdr hd;
+    uint8_t w[ACIS_WELCOME_LEN];
+    if (h->port != 0xffffffffu && pop_control(s, id, ACIS_K_WELCOME, &hd, w, sizeof w) &&
+        acis_get32(w) == ACIS_ST_OK) {
+        h->payload = acis_get32(w + 8);
+        h->window = acis_get32(w + 12);
+        h->credits = acis_get32(w + 24);
+        s->nhosts++;
+        *status = ACIS_ST_OK;
+        return id;
+    }
+    *status = 0xffffffffu;
+    if (s->service.data &&
+        acis_wire_decode(s->service.data, s->service.len, ACIS_MAX_PAYLOAD, &hd) == ACIS_WERR_OK)
+        *status = acis_get32(s->service.data + ACIS_HDR_LEN);
+    return -1;
+}
+
+void sim_leave(struct sim *s, int h)
+{
+    uint8_t buf[ACIS_HDR_LEN];
+    sim_control(buf, ACIS_K_BYE, s->hosts[h].job_key, s->hosts[h].rank, 0, 0, NULL, 0);
+    sim_send_raw(s, h, buf, sizeof buf);
+}
+
+void sim_send_raw(struct sim *s, int h, const void *pkt, size_t len)
+{
+    acis_sw_input(s->sw, s->hosts[h].port, NULL, pkt, len);
+}
+
+uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req)
+{
+    struct sim_host *lead = &s->hosts[c->host[0]];
+    size_t len = 4 + 4 * (size_t)c->n;
+    uint8_t *pl = malloc(len), *buf = malloc(ACIS_HDR_LEN + len);
+    acis_put32(pl, (uint32_t)c->n);
+    for (int i = 0; i < c->n; i++)
+        acis_put32(pl + 4 + 4 * i, s->hosts[c->host[i]].rank);
+    sim_control(buf, ACIS_K_CT_CREATE, lead->job_key, lead->rank, 0, req, pl, len);
+    sim_send_raw(s, c->host[0], buf, ACIS_HDR_LEN + len);
+    free(pl);
+    free(buf);
+    struct acis_hdr hd;
+    uint8_t r[ACIS_CT_REPLY_LEN];
+    if (!pop_control(s, c->host[0], ACIS_K_CT_REPLY, &hd, r, sizeof r))
+        return 0xffffffffu;
+    c->ctx = acis_get32(r + 4);
+    c->window = acis_get32(r + 8);
+    c->payload = acis_get32(r + 12);
+    c->seq = 0;
+    for (int i = 0; i < c->n; i++) {
+        free(c->win[i].busy);
+        c->win[i] = (struct acis_window){ c->window, 0, calloc(c->window ? c->window : 1, 1) };
+    }
+    return acis_get32(r);
+}
+
+uint32_t sim_ct_free(struct sim *s, struct sim_comm *c)
+{
+    struct sim_host *lead = &s->hosts[c->host[0]];
+    uint8_t buf[ACIS_HDR_LEN];
+    sim_control(buf, ACIS_K_CT_FREE, lead->job_key, lead->rank, c->ctx, 0, NULL, 0);
+    sim_send_raw(s, c->host[0], buf, sizeof buf);
+    for (int i = 0; i < c->n; i++) {
+        free(c->win[i].busy);
+        c->win[i].busy = NULL;
+    }
+    struct acis_hdr hd;
+    uint8_t r[ACIS_STATUS_LEN];
+    return pop_control(s, c->host[0], ACIS_K_CT_FREED, &hd, r, sizeof r) ? acis_get32(r)
+                                                                          : 0xffffffffu;
+}
+
+struct sim_part {                 /* one member of one running collective */
+    int coll, host;
+    struct acis_window *win;
+    struct acis_stream st;
+};
+
+int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
+{
+    int np = 0, bad = 0;
+    for (int k = 0; k < n; k++)
+        np += colls[k].c->n;
+    struct sim_part *p = calloc((size_t)np, sizeof *p);
+    int *order = malloc(sizeof(int) * (size_t)np);
+    for (int k = 0, x = 0; k < n; k++) {
+        const struct sim_coll *co = &colls[k];
+        uint32_t seq = ++co->c->seq;
+        for (int i = 0; i < co->c->n; i++, x++) {
+            struct sim_host *h = &s->hosts[co->c->host[i]];
+            p[x].coll = k;
+            p[x].host = co->c->host[i];
+            p[x].win = &co->c->win[i];
+            p[x].st = (struct acis_stream){
+                .kind = (uint8_t)co->kind, .op = (uint8_t)co->op, .dtype = (uint8_t)co->dtype,
+                .root = co->root, .ctx = co->c->ctx, .seq = seq, .src = h->rank,
+                .job_key = h->job_key, .total = co->total,
+                .seg_bytes = acis_seg_bytes(co->c->payload, co->kind, co->dtype),
+                .src_buf = co->m[i].src, .src_off = co->m[i].src_off,
+                .src_len = co->m[i].src_len, .dst_buf = co->m[i].dst,
+                .dst_off = co->m[i].dst_off, .dst_len = co->m[i].dst_len,
+            };
+            acis_stream_start(&p[x].st, p[x].win);
+            order[x] = x;
+        }
+    }
+    srand(seed);
+    for (int round = 0, active = np; active > 0 && !bad && round < 1000000; round++) {
+        for (int i = np - 1; i > 0; i--) {            /* shuffle who sends first */
+            int j = rand() % (i + 1), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int y = 0; y < np; y++) {
+            struct sim_part *q = &p[order[y]];
+            for (int burst = 1 + rand() % 4; burst > 0 && acis_stream_can_send(&q->st, q->win);
+                 burst--) {
+                uint8_t pkt[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
+                const uint8_t *pl;
+                uint32_t len;
+                acis_stream_next(&q->st, q->win, pkt, &pl, &len);
+                if (len)
+                    memcpy(pkt + ACIS_HDR_LEN, pl, len);
+                sim_send_raw(s, q->host, pkt, ACIS_HDR_LEN + len);
+            }
+        }
+        active = 0;
+        for (int y = 0; y < np; y++) {
+            struct sim_pkt pk;
+            while (sim_pop(s, p[y].host, &pk)) {      /* demultiplex by context */
+                struct acis_hdr hd;
+                int x = -1;
+                if (acis_wire_decode(pk.data, pk.len, ACIS_MAX_PAYLOAD, &hd) == ACIS_WERR_OK)
+                    for (int z = 0; z < np && x < 0; z++)
+                        if (p[z].host == p[y].host && p[z].st.ctx == hd.ctx && p[z].st.seq == hd.seq)
+                            x = z;
+                if (x < 0 || acis_stream_answer(&p[x].st, p[x].win, &hd, pk.data + ACIS_HDR_LEN))
+                    bad = 1;
+                free(pk.data);
+            }
+        }
+        for (int y = 0; y < np; y++)
+            active += !acis_stream_finished(&p[y].st);
+    }
+    int unfinished = 0;
+    for (int y = 0; y < np; y++) {
+        unfinished += !acis_stream_finished(&p[y].st);
+        acis_stream_done(&p[y].st);
+    }
+    free(p);
+    free(order);
+    return bad || unfinished ? -1 : 0;
+}
+
+int sim_collective(struct sim *s, struct sim_comm *c, unsigned kind, unsigned op,
+                   unsigned dtype, uint32_t root, uint64_t total,
+                   const struct sim_member *m, unsigned seed)
+{
+    struct sim_coll one = { c, kind, op, dtype, root, total, m };
+    return sim_run(s, &one, 1, seed);
+}
+
+void sim_counters(struct sim *s)
+{
+    acis_sw_counters(s->sw, s->c);
+}

@@ -1,0 +1,109 @@
+/* simhost.h -- simulated hosts around a switch core, for unit tests
+ * without MPI or sockets: every host has a port, a queue of packets the
+ * switch sent it, and the same packetizer (src/offload/stream.c) the real
+ * library uses. */
+#ifndef ACIS_TEST_SIMHOST_H
+#define ACIS_TEST_SIMHOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "offload/stream.h"
+#include "switch/switch.h"
+
+#define SIM_MAX_HOSTS 128
+#define SIM_QUEUE 4096
+
+struct sim_pkt {
+    uint8_t *data;
+    size_t len;
+};
+
+struct sim_host {
+    int id;                      /* also its "address" on the service port */
+    uint32_t port;
+    uint32_t rank;               /* global rank in its job */
+    uint64_t job_key;
+    uint32_t payload, window, credits;
+    struct sim_pkt q[SIM_QUEUE]; /* what the switch sent to this host */
+    size_t qhead, qtail;
+};
+
+struct sim {
+    struct acis_sw *sw;
+    struct sim_host hosts[SIM_MAX_HOSTS];
+    int nhosts;
+    int port_host[65536];        /* port -> host index, -1 */
+    struct sim_pkt service;      /* last reply on the service port */
+    int service_peer;
+    uint64_t c[ACIS_SWC_COUNT];
+};
+
+/* A communicator: some hosts (in communicator rank order) and its row. */
+struct sim_comm {
+    int n;
+    int host[SIM_MAX_HOSTS];
+    uint32_t ctx, window, payload;
+    uint32_t seq;
+    struct acis_window win[SIM_MAX_HOSTS];
+};
+
+/* Create the switch with o; returns 0. */
+int sim_init(struct sim *s, const struct acis_sw_opts *o);
+void sim_fini(struct sim *s);
+
+/* HELLO from a new host of job key with rank of world; returns the host
+ * index, or -1 and *status when the switch refused. */
+int sim_join(struct sim *s, uint64_t key, uint32_t rank, uint32_t world, uint32_t *status);
+
+/* BYE from host h. */
+void sim_leave(struct sim *s, int h);
+
+/* CT_CREATE from the first host of c with request id req; returns the
+ * status and fills c->ctx/window/payload. */
+uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req);
+uint32_t sim_ct_free(struct sim *s, struct sim_comm *c);
+
+/* Raw datagram from host h (on its port) into the switch. */
+void sim_send_raw(struct sim *s, int h, const void *pkt, size_t len);
+
+/* Pop the next packet the switch sent to host h; 0 if the queue is empty.
+ * The caller frees p->data. */
+int sim_pop(struct sim *s, int h, struct sim_pkt *p);
+
+/* One collective on c.  Member i contributes m[i].src (its piece, in
+ * result-space bytes [src_off, src_off + src_len)) and gets
+ * [dst_off, dst_off + dst_len) into m[i].dst. */
+struct sim_member {
+    const void *src;
+    uint64_t src_off, src_len;
+    void *dst;
+    uint64_t dst_off, dst_len;
+};
+
+struct sim_coll {
+    struct sim_comm *c;
+    unsigned kind, op, dtype;
+    uint32_t root;
+    uint64_t total;
+    const struct sim_member *m;
+};
+
+/* Run n collectives (on distinct communicators) at once; hosts send in a
+ * shuffled order (seed) and bursts.  Returns 0 when every member finished
+ * and every answer was valid, -1 otherwise. */
+int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed);
+
+/* One collective. */
+int sim_collective(struct sim *s, struct sim_comm *c, unsigned kind, unsigned op,
+                   unsigned dtype, uint32_t root, uint64_t total,
+                   const struct sim_member *m, unsigned seed);
+
+/* Read the switch counters into s->c. */
+void sim_counters(struct sim *s);
+
+/* Build a control packet header (sealed) with payload into buf. */
+size_t sim_control(uint8_t *buf, unsigned kind, uint64_t key, uint32_t src, uint32_t ctx,
+                   uint32_t seq, const void *payload, size_t len);
+
+#endif
