@@ -6,14 +6,32 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mpid/device.h"
 #include "util/util.h"
 
 static void usage(FILE *out)
 {
-    fputs("usage: acis-info [--version] [--cvars[=markdown]]\n"
+    fputs("usage: acis-info [--version] [--cvars[=markdown]] [--switch HOST:PORT]\n"
           "  --version          acis and MPICH versions\n"
           "  --cvars            every MPIR_CVAR_OFFLOAD_* variable, as text\n"
-          "  --cvars=markdown   the same as the Markdown of docs/cvars.md\n", out);
+          "  --cvars=markdown   the same as the Markdown of docs/cvars.md\n"
+          "  --switch ADDR      the counters of the switch at ADDR\n", out);
+}
+
+static int show_switch(const char *addr)
+{
+    uint64_t c[ACIS_SWC_COUNT];
+    char why[256];
+    int n = acis_dev_query_stats(addr, c, ACIS_SWC_COUNT, 2000, why, sizeof why);
+    if (n < 0) {
+        fprintf(stderr, "acis-info: %s\n", why);
+        return 1;
+    }
+    printf("switch %s\n", addr);
+    for (int i = 0; i < n; i++)
+        printf("  %-20s %20llu  %s\n", acis_wire_counter_name((unsigned)i),
+               (unsigned long long)c[i], acis_wire_counter_text((unsigned)i));
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -31,6 +49,9 @@ int main(int argc, char **argv)
             acis_cvars_print(stdout, 0);
         } else if (strcmp(argv[i], "--cvars=markdown") == 0) {
             acis_cvars_print(stdout, 1);
+        } else if (strcmp(argv[i], "--switch") == 0 && i + 1 < argc) {
+            if (show_switch(argv[++i]) != 0)
+                return 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
         } else {

@@ -61,6 +61,24 @@ int acis_get_host_stats(struct acis_host_stats *out);
 /* Zero every counter of the calling process. */
 void acis_reset_stats(void);
 
+/* Counters of the switch this job uses (a round trip to it): up to max
+ * values in the order of ACIS_SWITCH_COUNTERS in acis/wire.h (index with
+ * ACIS_SWC_*).  Returns how many were filled, or -1 when the job has no
+ * switch. */
+int acis_get_switch_stats(uint64_t *values, int max);
+
+/* What the switch told this process when it joined. */
+struct acis_switch_info {
+    uint32_t payload;        /* data bytes per packet */
+    uint32_t window;         /* aggregation slots per communicator */
+    uint32_t tables;         /* communicator table rows */
+    uint32_t ports;          /* host ports (radix) */
+    uint32_t credits;        /* packets this process may have in flight */
+};
+
+/* Fill *out; 0, or -1 when the job has no switch. */
+int acis_get_switch_info(struct acis_switch_info *out);
+
 /* "MPI_Allreduce" for ACIS_COLL_ALLREDUCE; NULL when out of range. */
 const char *acis_coll_name(acis_coll_t coll);
 

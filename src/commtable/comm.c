@@ -1,7 +1,7 @@
 /* comm.c -- per-communicator state (struct acis_comm) cached with an MPI
  * attribute: created at first use, freed by the attribute's delete
  * callback when the communicator is freed (MPI_COMM_WORLD's at
- * MPI_Finalize). */
+ * MPI_Finalize), which also gives its switch row back. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -12,12 +12,19 @@ struct acis_commtable_ctx acis_ct = { .keyval = MPI_KEYVAL_INVALID };
 
 static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
-    free(val);
+    struct acis_comm *cs = val;
+    acis_ct_release_row(cs);
+    if (cs->off && acis_ct.off_free)
+        acis_ct.off_free(cs->off);
+    free(cs);
     return MPI_SUCCESS;
 }
 
-int acis_commtable_init(void)
+int acis_commtable_init(uint32_t rows)
 {
+    acis_ct.rows = rows;
+    if (rows && !(acis_ct.by_row = calloc(rows, sizeof *acis_ct.by_row)))
+        return -1;
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete,
                                    &acis_ct.keyval, NULL) == MPI_SUCCESS ? 0 : -1;
 }
@@ -26,6 +33,9 @@ void acis_commtable_finalize(void)
 {
     if (acis_ct.keyval != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&acis_ct.keyval);
+    free(acis_ct.by_row);
+    acis_ct.by_row = NULL;
+    acis_ct.rows = 0;
 }
 
 struct acis_comm *acis_comm_get(MPI_Comm comm)
@@ -42,15 +52,20 @@ struct acis_comm *acis_comm_get(MPI_Comm comm)
     cs->comm = comm;
     PMPI_Comm_test_inter(comm, &cs->inter);
     PMPI_Comm_rank(comm, &cs->rank);
-    if (cs->inter)
-        PMPI_Comm_remote_size(comm, &cs->size);
-    else
-        PMPI_Comm_size(comm, &cs->size);
+    PMPI_Comm_size(comm, &cs->size);
     if (PMPI_Comm_set_attr(comm, acis_ct.keyval, cs) != MPI_SUCCESS) {
         free(cs);
         return NULL;
     }
     return cs;
+}
+
+struct acis_comm *acis_comm_by_ctx(uint32_t ctx)
+{
+    uint32_t row = (ctx & 0xffff) - 1;
+    if (row >= acis_ct.rows || !acis_ct.by_row[row] || acis_ct.by_row[row]->ctx != ctx)
+        return NULL;
+    return acis_ct.by_row[row];
 }
 
 void acis_comm_release(MPI_Comm comm)

@@ -1,7 +1,9 @@
 /* commtable.h -- the one header of src/commtable: what acis knows about each
- * communicator, cached on it with an MPI attribute and freed with it.
+ * communicator (cached on it with an MPI attribute, freed with it) and its
+ * row in the switch's communicator table, created collectively so that
+ * every member agrees whether the communicator is offloaded.
  *
- * State: struct acis_commtable_ctx acis_ct (the attribute keyval). */
+ * State: struct acis_commtable_ctx acis_ct (below). */
 #ifndef ACIS_COMMTABLE_H
 #define ACIS_COMMTABLE_H
 
@@ -12,28 +14,53 @@
 
 #define ACIS_REPORT_WORDS ((ACIS_COLL_COUNT * ACIS_REASON_COUNT + 63) / 64)
 
+enum acis_ct_state { ACIS_CT_UNKNOWN = 0, ACIS_CT_READY, ACIS_CT_REFUSED };
+
 struct acis_comm {
     MPI_Comm comm;
     int size, rank;
     int inter;                            /* intercommunicator */
     uint64_t reported[ACIS_REPORT_WORDS]; /* (entry point, reason) already
                                              reported by VERBOSE */
+    /* the switch table row */
+    int state;                            /* enum acis_ct_state */
+    acis_reason_t refused;                /* why, when REFUSED */
+    uint32_t ctx;                         /* context id from the switch */
+    uint32_t window;                      /* aggregation slots of the row */
+    uint32_t payload;                     /* data bytes per packet */
+    void *off;                            /* src/offload's state, freed by
+                                             acis_ct.off_free */
 };
 
 /* The state of comm, created on first use (not collective).  NULL only if
  * memory or MPI failed. */
 struct acis_comm *acis_comm_get(MPI_Comm comm);
 
+/* Make sure cs has a switch table row: collective over cs->comm the first
+ * time (every member must call it at the same point), then free.  Returns
+ * ACIS_REASON_NONE if the row is ready, else why not. */
+acis_reason_t acis_comm_setup(struct acis_comm *cs);
+
+/* The offloaded communicator with context id ctx, or NULL. */
+struct acis_comm *acis_comm_by_ctx(uint32_t ctx);
+
 /* Drop comm's state now (MPI_Finalize does this for MPI_COMM_WORLD and
  * MPI_COMM_SELF while the device is still up). */
 void acis_comm_release(MPI_Comm comm);
 
-/* After PMPI_Init / before PMPI_Finalize. */
-int acis_commtable_init(void);
+/* Inside this folder: give cs's row back (comm.c's delete callback). */
+void acis_ct_release_row(struct acis_comm *cs);
+
+/* After PMPI_Init, with the number of switch table rows (0: no device) /
+ * before PMPI_Finalize. */
+int acis_commtable_init(uint32_t rows);
 void acis_commtable_finalize(void);
 
 struct acis_commtable_ctx {
     int keyval;                           /* MPI_KEYVAL_INVALID when down */
+    uint32_t rows;                        /* switch table rows */
+    struct acis_comm **by_row;            /* offloaded communicators by row */
+    void (*off_free)(void *off);          /* frees acis_comm.off */
 };
 
 extern struct acis_commtable_ctx acis_ct;

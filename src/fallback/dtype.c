@@ -362,3 +362,9 @@ int acis_dtype_info(MPI_Datatype type, struct acis_dtinfo *out)
     }
     return rc;
 }
+
+int acis_dtype_raw_bytes(const struct acis_dtinfo *dt)
+{
+    return dt->dense && dt->prim != ACIS_DT_NONE &&
+           prim_sig_size(dt->prim) == (MPI_Count)acis_wire_dt_size(dt->prim);
+}

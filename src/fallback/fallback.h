@@ -35,6 +35,11 @@ struct acis_dtinfo {
  * could not describe it (then prim is NONE and dense 0). */
 int acis_dtype_info(MPI_Datatype type, struct acis_dtinfo *out);
 
+/* 1 if count instances at buf + true_lb, taken as bytes, are exactly what
+ * MPI_Pack would produce (dense, and no holes in the element type), so a
+ * byte-moving collective can send them without packing. */
+int acis_dtype_raw_bytes(const struct acis_dtinfo *dt);
+
 /* The wire operation of an MPI op; ACIS_OP_NONE for user-defined ops. */
 int acis_op_wire(MPI_Op op);
 

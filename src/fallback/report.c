@@ -27,9 +27,7 @@ void acis_report(const struct acis_call *c, struct acis_comm *cs,
     PMPI_Comm_get_name(c->comm, name, &len);
     if (len == 0)
         snprintf(name, sizeof name, "communicator %#lx", (unsigned long)c->comm);
-    acis_log(0, "%s on %s (%d ranks, %llu bytes): %s: %s",
-             acis_coll_name(c->coll), name, cs->size,
-             (unsigned long long)c->bytes,
-             reason == ACIS_REASON_NONE ? "offloaded" : "software",
-             acis_reason_text(reason));
+    acis_log(0, "%s on %s (%d ranks, %llu bytes): %s%s",
+             acis_coll_name(c->coll), name, cs->size, (unsigned long long)c->bytes,
+             reason == ACIS_REASON_NONE ? "" : "software: ", acis_reason_text(reason));
 }

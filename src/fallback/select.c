@@ -72,6 +72,9 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
     c->dtype = c->stype;
     if (rooted && (c->root < 0 || c->root >= cs->size))
         return -1;
+    if (c->sbuf == MPI_IN_PLACE && !is_root &&
+        (base == ACIS_COLL_REDUCE || base == ACIS_COLL_GATHER))
+        return -1;                         /* only the root may be in place */
     switch (base) {
     case ACIS_COLL_BARRIER:
         c->dtype = MPI_DATATYPE_NULL;
@@ -159,6 +162,8 @@ acis_reason_t acis_select(struct acis_call *c)
             .max_bytes = (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE),
         };
         r = acis_policy(&in);
+        if (r == ACIS_REASON_NONE)
+            r = acis_comm_setup(cs);           /* collective the first time */
     }
     acis_count_call(&acis_util.coll[c->coll], r, c->bytes);
     if (cs && (acis_util.verbose > 0 || (r != ACIS_REASON_NONE && mode == ACIS_ON)))
@@ -176,13 +181,16 @@ acis_reason_t acis_comm_reason(MPI_Comm comm)
     struct acis_policy_in in = {
         .master = (int)ACIS_CV(OFFLOAD),
         .coll_mode = ACIS_AUTO,
+        .max_bytes = 1,
+        .bytes = 1,
         .device_ok = acis_fb.device_ok,
         .implemented = 1,
         .intercomm = cs->inter,
         .comm_size = cs->size,
         .barrier = 1,
     };
-    return acis_policy(&in);
+    acis_reason_t r = acis_policy(&in);
+    return r == ACIS_REASON_NONE ? acis_comm_setup(cs) : r;
 }
 
 int acis_fallback_init(void)

@@ -1,6 +1,7 @@
 /* api.c -- the counter functions of include/acis/acis.h. */
 #include "config.h"
 
+#include "mpid/device.h"
 #include "offload.h"
 #include "util/util.h"
 
@@ -32,4 +33,24 @@ ACIS_API int acis_comm_offloaded(MPI_Comm comm, acis_reason_t *why)
     if (why)
         *why = r;
     return r == ACIS_REASON_NONE;
+}
+
+ACIS_API int acis_get_switch_stats(uint64_t *values, int max)
+{
+    if (!values || max < 0 || acis_oc.mode == ACIS_MODE_PASS || !acis_fb.device_ok)
+        return -1;
+    acis_dev_lock();
+    int n = acis_dev_switch_stats(values, max);
+    acis_dev_unlock();
+    return n;
+}
+
+ACIS_API int acis_get_switch_info(struct acis_switch_info *out)
+{
+    if (!out || acis_oc.mode == ACIS_MODE_PASS || !acis_fb.device_ok)
+        return -1;
+    const struct acis_dev_info *d = acis_dev_info();
+    *out = (struct acis_switch_info){ d->max_payload, d->window, d->tables, d->radix,
+                                      acis_dev_credit_cap() };
+    return 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commtable/commtable.h"
+#include "mpid/device.h"
 #include "offload.h"
 #include "util/util.h"
 
@@ -53,18 +54,27 @@ static int start(void)
     check_same_cvars();
     acis_util.verbose = (int)ACIS_CV(OFFLOAD_VERBOSE);
 
-    if (acis_commtable_init() != 0 || acis_fallback_init() != 0) {
+    acis_fb.device_ok = 0;
+    if (ACIS_CV(OFFLOAD) != ACIS_OFF && ACIS_CV(OFFLOAD_DEVICE) != ACIS_DEV_NONE)
+        acis_fb.device_ok = acis_connect() == 0;
+    if (acis_commtable_init(acis_fb.device_ok ? acis_dev_info()->tables : 0) != 0 ||
+        acis_fallback_init() != 0) {
         acis_log(0, "cannot create MPI attribute keyvals; offload disabled");
+        if (acis_fb.device_ok)
+            acis_disconnect();
+        acis_fb.device_ok = 0;
         acis_oc.mode = ACIS_MODE_OFF;
         return MPI_SUCCESS;
     }
+    acis_engine_init();
     acis_run_init();
-    acis_fb.device_ok = 0;
-    if (ACIS_CV(OFFLOAD) != ACIS_OFF && acis_oc.world_rank == 0 &&
-        (ACIS_CV(OFFLOAD) == ACIS_ON || acis_util.verbose > 0))
-        acis_log(0, "no offload device in this build; collectives run in MPICH");
     acis_oc.mode = ACIS_CV(OFFLOAD) == ACIS_OFF && acis_util.verbose == 0
                        ? ACIS_MODE_OFF : ACIS_MODE_ACTIVE;
+    if (acis_fb.device_ok && ACIS_CV(OFFLOAD_COMM_SETUP) == ACIS_SETUP_EAGER) {
+        struct acis_comm *cs = acis_comm_get(MPI_COMM_WORLD);
+        if (cs && cs->size > 1)
+            acis_comm_setup(cs);
+    }
     return MPI_SUCCESS;
 }
 
@@ -94,6 +104,9 @@ ACIS_API int MPI_Finalize(void)
             acis_summary_print();
         acis_comm_release(MPI_COMM_WORLD);
         acis_comm_release(MPI_COMM_SELF);
+        if (acis_fb.device_ok)
+            acis_disconnect();
+        acis_fb.device_ok = 0;
         acis_fallback_finalize();
         acis_commtable_finalize();
         acis_oc.mode = ACIS_MODE_PASS;

@@ -13,8 +13,11 @@ for coll in allreduce reduce bcast barrier; do
     LD_PRELOAD="$LIBACIS" MPIR_CVAR_OFFLOAD_STATS=1 run_mpi 2 "$prog" -t $coll -m 4096 -i 20 \
         >"$TMPD/out" 2>"$TMPD/err" || { cat "$TMPD/out" "$TMPD/err"; fail "$coll failed"; }
     name=$(echo "$coll" | sed 's/^./\U&/')
-    grep -q "^acis: MPI_$name " "$TMPD/err" ||
+    row=$(grep "^acis: MPI_$name " "$TMPD/err") ||
         { cat "$TMPD/err"; fail "no statistics row for MPI_$name: not intercepted"; }
+    # calls, offloaded: with the embedded switch every call is offloaded
+    echo "$row" | awk '{ exit !($3 > 0 && $3 == $4) }' ||
+        fail "MPI_$name not offloaded: $row"
     echo "ok: $coll preloaded: $(grep "^acis: MPI_$name " "$TMPD/err")"
 done
 # Without the preload there is no acis at all.

@@ -1,0 +1,113 @@
+/* ct.c -- the switch table row of a communicator.  Built the way the seed
+ * design builds CT entries: the members' global ranks (the switch maps
+ * them to ports through its forwarding table) are sent once, by the
+ * communicator's rank 0; every member then learns the answer and whether
+ * any member failed, in one allreduce, so all offload or none does.  The
+ * row is claimed at set-up, never in the middle of a collective. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "commtable.h"
+#include "mpid/device.h"
+#include "util/util.h"
+
+enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_LOCAL_FAIL, F_COUNT };
+
+/* Global ranks of comm's members, in comm rank order (local: groups). */
+static uint32_t *member_ranks(const struct acis_comm *cs)
+{
+    MPI_Group g, wg;
+    int *in = malloc(sizeof(int) * (size_t)cs->size), *out = malloc(sizeof(int) * (size_t)cs->size);
+    uint32_t *r = malloc(sizeof(uint32_t) * (size_t)cs->size);
+    if (!in || !out || !r)
+        goto fail;
+    for (int i = 0; i < cs->size; i++)
+        in[i] = i;
+    PMPI_Comm_group(cs->comm, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Group_translate_ranks(g, cs->size, in, wg, out);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    for (int i = 0; i < cs->size; i++)
+        r[i] = (uint32_t)out[i];
+    free(in);
+    free(out);
+    return r;
+fail:
+    free(in);
+    free(out);
+    free(r);
+    return NULL;
+}
+
+acis_reason_t acis_comm_setup(struct acis_comm *cs)
+{
+    if (cs->state == ACIS_CT_READY)
+        return ACIS_REASON_NONE;
+    if (cs->state == ACIS_CT_REFUSED)
+        return cs->refused;
+
+    /* status is sent +1 so that 0 means "no answer" in the MAX below */
+    uint32_t mine[F_COUNT] = { 0 }, all[F_COUNT];
+    if (cs->rank == 0) {
+        uint32_t *ranks = member_ranks(cs), st = 0, ctx = 0, win = 0, pl = 0;
+        acis_dev_lock();
+        int rc = ranks ? acis_dev_ct_create(ranks, (uint32_t)cs->size, &st, &ctx, &win, &pl) : -1;
+        acis_dev_unlock();
+        if (rc == 0) {
+            mine[F_STATUS] = st + 1;
+            mine[F_CTX] = ctx;
+            mine[F_WINDOW] = win;
+            mine[F_PAYLOAD] = pl;
+        } else {
+            mine[F_LOCAL_FAIL] = 1;
+        }
+        free(ranks);
+    }
+    PMPI_Allreduce(mine, all, F_COUNT, MPI_UINT32_T, MPI_MAX, cs->comm);
+
+    uint32_t row = (all[F_CTX] & 0xffff) - 1;
+    int ok = all[F_STATUS] == ACIS_ST_OK + 1 && !all[F_LOCAL_FAIL] && row < acis_ct.rows &&
+             all[F_WINDOW] > 0 && all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
+    if (!ok) {
+        if (cs->rank == 0 && all[F_STATUS] == ACIS_ST_OK + 1) {
+            acis_dev_lock();
+            acis_dev_ct_free(all[F_CTX]);              /* someone else failed */
+            acis_dev_unlock();
+        }
+        cs->state = ACIS_CT_REFUSED;
+        cs->refused = all[F_STATUS] == ACIS_ST_TABLE_FULL + 1 ||
+                              all[F_STATUS] == ACIS_ST_NO_SLOTS + 1
+                          ? ACIS_REASON_TABLE_FULL
+                          : ACIS_REASON_COMM_SETUP;
+        ACIS_COUNT(comms_refused, 1);
+        if (cs->rank == 0)
+            acis_log(1, "communicator of %d ranks stays in software: %s", cs->size,
+                     acis_reason_text(cs->refused));
+        return cs->refused;
+    }
+    cs->ctx = all[F_CTX];
+    cs->window = all[F_WINDOW];
+    cs->payload = all[F_PAYLOAD];
+    cs->state = ACIS_CT_READY;
+    acis_ct.by_row[row] = cs;
+    ACIS_COUNT(comms_offloaded, 1);
+    return ACIS_REASON_NONE;
+}
+
+/* Called when the communicator goes away: rank 0 gives the row back. */
+void acis_ct_release_row(struct acis_comm *cs)
+{
+    if (cs->state != ACIS_CT_READY)
+        return;
+    uint32_t row = (cs->ctx & 0xffff) - 1;
+    if (row < acis_ct.rows && acis_ct.by_row[row] == cs)
+        acis_ct.by_row[row] = NULL;
+    if (cs->rank == 0) {
+        acis_dev_lock();
+        acis_dev_ct_free(cs->ctx);
+        acis_dev_unlock();
+    }
+    cs->state = ACIS_CT_UNKNOWN;
+}

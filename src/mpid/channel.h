@@ -1,0 +1,41 @@
+/* channel.h -- the channel interface inside src/mpid: what the device asks
+ * of a transport.  Multicast is the switch's business, so a host channel
+ * only sends to and receives from its switch.  Internal to src/mpid. */
+#ifndef ACIS_CHANNEL_H
+#define ACIS_CHANNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+
+#define ACIS_RX_BATCH 32
+
+struct acis_chan;
+
+struct acis_chan_ops {
+    const char *name;
+    /* Reach the switch's service address; why gets a one-line reason. */
+    int (*open)(struct acis_chan **ch, const char *addr, char *why, size_t whylen);
+    /* From now on talk only to the sender of the last packet received
+     * (the host port that answered HELLO). */
+    int (*attach)(struct acis_chan *ch);
+    /* Send n packets in one batch if the channel can. */
+    int (*send)(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int n);
+    /* Nonblocking: up to max packets into bufs[i] (cap bytes each);
+     * lens[i] set.  Returns the count, 0 if none, -1 on error. */
+    int (*recv)(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max);
+    /* Block until readable or timeout_ms; 1 readable, 0 timeout, -1 error. */
+    int (*wait)(struct acis_chan *ch, int timeout_ms);
+    /* A descriptor poll() can wait on, or -1. */
+    int (*fd)(struct acis_chan *ch);
+    /* Receive buffer bytes the kernel granted (for credits), 0 unknown. */
+    int (*rcvbuf)(struct acis_chan *ch);
+    void (*close)(struct acis_chan *ch);
+};
+
+extern const struct acis_chan_ops acis_chan_udp;
+extern const struct acis_chan_ops acis_chan_shm;
+extern const struct acis_chan_ops acis_chan_verbs;
+
+#endif

@@ -1,0 +1,95 @@
+/* device.h -- the one header of src/mpid: the device, which owns this
+ * process's connection to the switch and moves packets through one
+ * channel (udp, shm or verbs).  In MPICH's vocabulary the device owns
+ * progress; a channel only moves bytes.  Nothing here uses MPI.
+ *
+ * State: struct acis_dev_ctx acis_dev (device.c). */
+#ifndef ACIS_DEVICE_H
+#define ACIS_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acis/wire.h"
+
+/* What the switch told us when we joined. */
+struct acis_dev_info {
+    uint32_t port;            /* our host port */
+    uint32_t max_payload;     /* data bytes per packet */
+    uint32_t window;          /* aggregation slots per communicator row */
+    uint32_t tables;          /* rows in the switch */
+    uint32_t radix;           /* host ports of the switch */
+    uint32_t credits;         /* packets we may have in flight */
+};
+
+/* One outgoing packet: a sealed header and its payload. */
+struct acis_dev_pkt {
+    const uint8_t *hdr;       /* ACIS_HDR_LEN bytes */
+    const void *payload;
+    uint32_t len;
+};
+
+/* Where data answers go (set by src/offload). */
+typedef void (*acis_dev_deliver)(void *arg, const struct acis_hdr *h,
+                                 const uint8_t *payload);
+
+/* Open channel chan (ACIS_DEV_UDP, ...) to the switch at addr and join
+ * job key as rank of world.  Gives up after timeout_ms.  Returns 0, or -1
+ * with a one-line reason in why. */
+int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank,
+                  uint32_t world, int timeout_ms, char *why, size_t whylen);
+
+/* Leave the switch (BYE) and close the channel. */
+void acis_dev_close(void);
+
+const struct acis_dev_info *acis_dev_info(void);
+
+/* Serialise users of the device under MPI_THREAD_MULTIPLE (no-ops until
+ * acis_dev_set_threaded(1)); deliver callbacks run with the lock held. */
+void acis_dev_set_threaded(int on);
+void acis_dev_lock(void);
+void acis_dev_unlock(void);
+
+/* Waiting: spin (poll without sleeping) or block after spin_us. */
+void acis_dev_set_wait(int spin, int spin_us, int timeout_ms);
+
+void acis_dev_set_deliver(acis_dev_deliver fn, void *arg);
+
+/* Control round trips, retried until the timeout.  0, or -1 on timeout. */
+int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
+                       uint32_t *ctx, uint32_t *window, uint32_t *payload);
+int acis_dev_ct_free(uint32_t ctx);
+int acis_dev_switch_stats(uint64_t *out, int max);
+
+/* Send n data packets (one batch).  Returns 0 or -1. */
+int acis_dev_send(const struct acis_dev_pkt *pkts, int n);
+
+/* Packets this process may still put in flight (credit left), and at
+ * most. */
+uint32_t acis_dev_credits(void);
+uint32_t acis_dev_credit_cap(void);
+
+/* Receive what has arrived, validate it, hand data answers to the
+ * deliver function.  Returns packets delivered (0: nothing), -1 on a
+ * channel error. */
+int acis_dev_poll(void);
+
+/* Wait for the next packet: spin or sleep per acis_dev_set_wait.  The
+ * caller holds no lock.  Returns 0 when something may be readable, -1
+ * after timeout_ms of silence since the last packet. */
+int acis_dev_wait(uint64_t idle_since_ns);
+
+/* Start an emulated switch in a thread of this process, listening on
+ * listen ("HOST:PORT", port 0 picks one), with options o (struct
+ * acis_sw_opts of switch.h); its address goes to addr.  Stop it with
+ * acis_dev_embed_stop().  0, or -1 with why. */
+struct acis_sw_opts;
+int acis_dev_embed_start(const char *listen, const struct acis_sw_opts *o, int spin,
+                         char *addr, size_t addrlen, char *why, size_t whylen);
+void acis_dev_embed_stop(void);
+
+/* Read the counters of a switch at addr from a fresh socket (acis-info). */
+int acis_dev_query_stats(const char *addr, uint64_t *out, int max, int timeout_ms,
+                         char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,128 @@
+/* connect.c -- joining the switch at MPI_Init and leaving it at
+ * MPI_Finalize, the same on every rank: rank 0 draws the job key and,
+ * with MPIR_CVAR_OFFLOAD_SWITCH=auto, starts the embedded switch; every
+ * rank opens its device; one allreduce tells all whether every rank made
+ * it, so either all offload or none does. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "mpid/device.h"
+#include "switch/switch.h"
+#include "offload/offload.h"
+#include "util/util.h"
+
+#define ADDR_LEN ACIS_CVAR_STRLEN
+
+/* Where the embedded switch listens: loopback when the whole job is on
+ * this node, else every interface (the job key keeps other jobs out). */
+static const char *embed_listen(int local_ranks)
+{
+    return local_ranks == acis_oc.world_size ? "127.0.0.1:0" : "0.0.0.0:0";
+}
+
+/* Spin while every spinning thread on this node has a core. */
+static int decide_spin(int local_ranks, int embedded_here)
+{
+    long long w = ACIS_CV(OFFLOAD_WAIT);
+    if (w != ACIS_WAIT_AUTO)
+        return w == ACIS_WAIT_SPIN;
+    (void)embedded_here;             /* a driven switch thread stays parked */
+    return local_ranks <= acis_cores();
+}
+
+/* The lowest rank that failed says why (rank 0 of MPI_COMM_WORLD reports
+ * for everyone when the failure is its own). */
+static void report_failure(int failed, const char *why)
+{
+    int me = failed ? acis_oc.world_rank : acis_oc.world_size, first;
+    PMPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int level = ACIS_CV(OFFLOAD) == ACIS_ON ? 0 : 1;
+    if (first == acis_oc.world_rank)
+        acis_log(level, "collectives run in MPICH: %s", why);
+}
+
+int acis_connect(void)
+{
+    char addr[ADDR_LEN] = "", why[256] = "";
+    int local, failed = 0;
+    MPI_Comm node;
+
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &local);
+    PMPI_Comm_free(&node);
+
+    if (acis_oc.world_rank == 0 &&
+        getrandom(&acis_oc.job_key, sizeof acis_oc.job_key, 0) != sizeof acis_oc.job_key)
+        acis_oc.job_key = acis_now_ns() ^ ((uint64_t)getpid() << 32);
+    PMPI_Bcast(&acis_oc.job_key, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+
+    int chan = (int)ACIS_CV(OFFLOAD_DEVICE);
+    const char *where = acis_util.cv.str[ACIS_CV_OFFLOAD_SWITCH];
+    int auto_switch = strcmp(where, "auto") == 0 || strcmp(where, "AUTO") == 0;
+    if (auto_switch && chan == ACIS_DEV_UDP) {
+        if (acis_oc.world_rank == 0) {
+            int spin = decide_spin(local, 1);
+            struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+            o.payload = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PAYLOAD);
+            o.slots = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_SLOTS);
+            o.tables = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_TABLES);
+            o.ports = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PORTS);
+            if (acis_dev_embed_start(embed_listen(local), &o, spin, addr, sizeof addr, why,
+                                     sizeof why) == 0)
+                acis_oc.embedded = 1;
+            else
+                failed = 1;
+        }
+        PMPI_Bcast(addr, ADDR_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (!addr[0] && !failed)
+            snprintf(why, sizeof why, "rank 0 could not start the embedded switch");
+    } else {
+        snprintf(addr, sizeof addr, "%.*s", ADDR_LEN - 1, where);
+    }
+
+    if (addr[0] && !failed) {
+        acis_dev_set_wait(decide_spin(local, acis_oc.embedded || auto_switch),
+                          (int)ACIS_CV(OFFLOAD_SPIN_US), (int)ACIS_CV(OFFLOAD_TIMEOUT_MS));
+        acis_dev_set_threaded(acis_oc.thread_level == MPI_THREAD_MULTIPLE);
+        failed = acis_dev_open(chan, addr, acis_oc.job_key, (uint32_t)acis_oc.world_rank,
+                               (uint32_t)acis_oc.world_size,
+                               (int)ACIS_CV(OFFLOAD_CONNECT_MS), why, sizeof why) != 0;
+    } else {
+        failed = 1;
+    }
+    int any;
+    PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!any) {
+        if (acis_oc.world_rank == 0)
+            acis_log(1, "offloading through the switch at %s (%s channel, %u-byte packets, "
+                        "%u slots per communicator)", addr,
+                     chan == ACIS_DEV_UDP ? "udp" : "?", acis_dev_info()->max_payload,
+                     acis_dev_info()->window);
+        return 0;
+    }
+    report_failure(failed, failed ? why : "");
+    if (!failed)
+        acis_dev_close();
+    if (acis_oc.embedded) {
+        acis_dev_embed_stop();
+        acis_oc.embedded = 0;
+    }
+    return -1;
+}
+
+void acis_disconnect(void)
+{
+    PMPI_Barrier(MPI_COMM_WORLD);        /* nobody still needs the switch */
+    acis_dev_lock();
+    acis_dev_close();
+    acis_dev_unlock();
+    PMPI_Barrier(MPI_COMM_WORLD);        /* every BYE sent before it stops */
+    if (acis_oc.embedded) {
+        acis_dev_embed_stop();
+        acis_oc.embedded = 0;
+    }
+}

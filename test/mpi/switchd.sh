@@ -1,0 +1,42 @@
+#!/bin/sh
+# switchd.sh -- a job using a standalone acis-switchd (MPIR_CVAR_OFFLOAD_SWITCH
+# =HOST:PORT): results right, acis-info --switch shows the segments it
+# aggregated, and after the job the switch holds no job, port or row.  Then
+# the ways offload cannot start: switch unreachable, no RDMA device, no
+# shared-memory switch -- each says why in one line and runs in MPICH.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+
+"$top_builddir/src/switch/acis-switchd" --payload 4096 >"$TMPD/sw.out" 2>&1 &
+swpid=$!
+trap 'kill $swpid 2>/dev/null; rm -rf "$TMPD"' EXIT
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    addr=$(sed -n 's/^acis-switchd: listening on //p' "$TMPD/sw.out")
+    [ -n "$addr" ] && break
+    sleep 0.2
+done
+[ -n "$addr" ] || fail "acis-switchd did not start"
+note "switch at $addr"
+
+MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$addr run_mpi 2 "$TESTS_DIR/coll_check" \
+    --offload=barrier,bcast,reduce,allreduce --matrix=quick || fail "job on acis-switchd"
+"$top_builddir/tools/acis-info" --switch "$addr" >"$TMPD/stats" || fail "acis-info --switch"
+cat "$TMPD/stats"
+val() { awk -v k="$1" '$1 == k { print $2 }' "$TMPD/stats"; }
+[ "$(val seg_allreduce)" -gt 0 ] || fail "no allreduce segments in the switch"
+[ "$(val seg_bcast)" -gt 0 ] || fail "no bcast segments in the switch"
+[ "$(val jobs)" = 0 ] && [ "$(val ports_in_use)" = 0 ] && [ "$(val tables_in_use)" = 0 ] ||
+    fail "the switch still holds the finished job"
+[ "$(val drop_malformed)" = 0 ] || fail "the switch dropped malformed packets"
+
+check_fallback() {     # check_fallback "expected line" env...
+    want=$1; shift
+    env "$@" MPIR_CVAR_OFFLOAD_VERBOSE=1 timeout 120 "$MPIEXEC" -n 2 "$TESTS_DIR/coll_check" \
+        --matrix=quick --counts=3 >"$TMPD/out" 2>"$TMPD/err" ||
+        { cat "$TMPD/err"; fail "$*: the job failed"; }
+    grep -F "$want" "$TMPD/err" >/dev/null || { cat "$TMPD/err"; fail "$*: no '$want'"; }
+    [ "$(grep -c 'collectives run in MPICH' "$TMPD/err")" = 1 ] || fail "$*: not one line"
+    echo "ok: $* -> $(grep 'collectives run in MPICH' "$TMPD/err")"
+}
+check_fallback "did not answer" MPIR_CVAR_OFFLOAD_SWITCH=127.0.0.1:9 MPIR_CVAR_OFFLOAD_CONNECT_MS=300
+check_fallback "verbs:" MPIR_CVAR_OFFLOAD_DEVICE=verbs
+check_fallback "shared-memory channel" MPIR_CVAR_OFFLOAD_DEVICE=shm
