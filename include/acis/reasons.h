@@ -19,6 +19,5 @@ ACIS_REASON(DATATYPE,        "datatype is not a run of one predefined type the s
 ACIS_REASON(OP_USER,         "user-defined reduction operation")
 ACIS_REASON(OP_DATATYPE,     "reduction operation not defined for this datatype")
 ACIS_REASON(MSG_SIZE,        "message larger than MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE")
-ACIS_REASON(EMPTY,           "zero-byte message: nothing to move")
 ACIS_REASON(VECTOR_COUNTS,   "per-rank counts not supported by the switch for this collective")
 ACIS_REASON(DEVICE_FAILED,   "the switch stopped answering; this communicator went back to software")

@@ -79,7 +79,6 @@ struct acis_policy_in {
     int intercomm;
     int comm_size;
     int reduction;         /* the collective combines data with an op */
-    int barrier;           /* moves no data */
     int wop;               /* ACIS_OP_NONE: user-defined op */
     int prim;              /* wire type, ACIS_DT_NONE if not one type */
     uint64_t bytes;        /* message bytes */

@@ -21,8 +21,6 @@ acis_reason_t acis_policy(const struct acis_policy_in *in)
     if (!in->implemented)
         return in->base_implemented && in->nonblocking ? ACIS_REASON_NONBLOCKING
                                                        : ACIS_REASON_NOT_OFFLOADABLE;
-    if (!in->barrier && in->bytes == 0)
-        return ACIS_REASON_EMPTY;
     if (in->reduction) {
         if (in->wop == ACIS_OP_NONE)
             return ACIS_REASON_OP_USER;

@@ -155,7 +155,6 @@ acis_reason_t acis_select(struct acis_call *c)
             .intercomm = cs->inter,
             .comm_size = cs->size,
             .reduction = is_reduction(c->kind),
-            .barrier = c->kind == ACIS_K_BARRIER,
             .wop = c->wop,
             .prim = c->dt.prim,
             .bytes = c->bytes,
@@ -187,7 +186,6 @@ acis_reason_t acis_comm_reason(MPI_Comm comm)
         .implemented = 1,
         .intercomm = cs->inter,
         .comm_size = cs->size,
-        .barrier = 1,
     };
     acis_reason_t r = acis_policy(&in);
     return r == ACIS_REASON_NONE ? acis_comm_setup(cs) : r;

@@ -1,6 +1,7 @@
 #!/bin/sh
 # offload.sh -- collectives executed in the emulated switch, checked against
-# MPICH: every (op, datatype) at 2 ranks, a quick matrix at 4 ranks, the
+# MPICH: every (op, datatype) at 2 ranks and, for the reductions, at 4
+# ranks, a quick matrix of everything at 4 ranks, the
 # segmentation sizes up to 64 MiB at 2 and 4 ranks with the switch's
 # counters, a tiny packet and window to stress flow control, eager table
 # set-up, and a full communicator table.
@@ -11,6 +12,9 @@ export MPIR_CVAR_OFFLOAD=on
 
 note "2 ranks, every op and datatype"
 run_mpi 2 "$TESTS_DIR/coll_check" $OFF || fail "2 ranks, full matrix"
+note "4 ranks, every op and datatype for Allreduce and Reduce"
+run_mpi 4 "$TESTS_DIR/coll_check" $OFF --colls=allreduce,reduce --counts=0,1,1000 ||
+    fail "4 ranks, reductions"
 note "4 ranks, quick matrix"
 run_mpi 4 "$TESTS_DIR/coll_check" $OFF --matrix=quick --counts=0,5,5000 || fail "4 ranks"
 note "segment sizes up to 64 MiB, 2 and 4 ranks"

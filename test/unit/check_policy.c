@@ -15,7 +15,7 @@ static struct acis_policy_in ok(void)
     struct acis_policy_in in = {
         .master = ACIS_AUTO, .coll_mode = ACIS_AUTO, .device_ok = 1,
         .implemented = 1, .base_implemented = 1, .nonblocking = 0,
-        .intercomm = 0, .comm_size = 4, .reduction = 1, .barrier = 0,
+        .intercomm = 0, .comm_size = 4, .reduction = 1,
         .wop = ACIS_OP_SUM, .prim = ACIS_DT_I32, .bytes = 64,
         .max_bytes = 1 << 20,
     };
@@ -50,7 +50,7 @@ START_TEST(each_reason)
     EXPECT((in.implemented = 0, in.nonblocking = 1), ACIS_REASON_NONBLOCKING);
     EXPECT((in.implemented = 0, in.base_implemented = 0, in.nonblocking = 1),
            ACIS_REASON_NOT_OFFLOADABLE);
-    EXPECT(in.bytes = 0, ACIS_REASON_EMPTY);
+    EXPECT(in.bytes = 0, ACIS_REASON_NONE);       /* count 0 goes to the switch too */
     EXPECT(in.wop = ACIS_OP_NONE, ACIS_REASON_OP_USER);
     EXPECT(in.prim = ACIS_DT_NONE, ACIS_REASON_DATATYPE);
     EXPECT(in.wop = ACIS_OP_MINLOC, ACIS_REASON_OP_DATATYPE);
@@ -69,7 +69,6 @@ START_TEST(limits_and_modes)
     in.coll_mode = ACIS_ON;                   /* on ignores the size limit */
     ck_assert_int_eq(acis_policy(&in), ACIS_REASON_NONE);
     in = ok();
-    in.barrier = 1;
     in.reduction = 0;
     in.bytes = 0;                             /* barrier moves no data */
     ck_assert_int_eq(acis_policy(&in), ACIS_REASON_NONE);
