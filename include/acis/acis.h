@@ -18,11 +18,14 @@ extern "C" {
  * The list itself lives in acis/colls.h so one table drives the enum, the
  * names and the wrappers. */
 typedef enum {
-#define ACIS_COLL(id, name, base) ACIS_COLL_##id,
+#define ACIS_COLL(id, name, blocking, cvar, form) ACIS_COLL_##id,
 #include <acis/colls.h>
 #undef ACIS_COLL
     ACIS_COLL_COUNT
 } acis_coll_t;
+
+/* The three forms of a collective entry point. */
+typedef enum { ACIS_FORM_BLOCKING, ACIS_FORM_NONBLOCKING, ACIS_FORM_PERSISTENT } acis_form_t;
 
 /* Why a call did not go to the switch.  ACIS_REASON_NONE means offloaded. */
 typedef enum {
@@ -81,6 +84,12 @@ int acis_get_switch_info(struct acis_switch_info *out);
 
 /* "MPI_Allreduce" for ACIS_COLL_ALLREDUCE; NULL when out of range. */
 const char *acis_coll_name(acis_coll_t coll);
+
+/* The blocking form of an entry point (ACIS_COLL_ALLREDUCE for
+ * ACIS_COLL_IALLREDUCE and ACIS_COLL_ALLREDUCE_INIT), and its form; the
+ * entry point itself and -1 when out of range. */
+acis_coll_t acis_coll_blocking(acis_coll_t coll);
+int acis_coll_form(acis_coll_t coll);
 
 /* Short, stable identifier of a reason ("op_user"); NULL when out of range. */
 const char *acis_reason_name(acis_reason_t reason);

@@ -57,8 +57,11 @@ enum acis_kind {
 };
 
 /* Algorithm bits.  FLAT: every member sends one packet per segment and gets
- * one back (data or acknowledgement); the switch aggregates in one step. */
-enum acis_alg { ACIS_ALG_FLAT = 0 };
+ * one back (data or acknowledgement); the switch aggregates in one step.
+ * VAR: the same for gather and allgather with blocks of different sizes
+ * (the v-variants); the switch then checks that pieces tile the segment
+ * instead of checking each member's block. */
+enum acis_alg { ACIS_ALG_FLAT = 0, ACIS_ALG_VAR = 1 };
 
 /* Reduction operations. */
 enum acis_wop {

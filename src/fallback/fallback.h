@@ -52,7 +52,10 @@ struct acis_call {
     MPI_Datatype stype;
     int rcount;                  /* receive count (gather, scatter, ...) */
     MPI_Datatype rtype;
-    const int *rcounts;          /* MPI_Reduce_scatter */
+    const int *rcounts;          /* MPI_Reduce_scatter, gatherv, allgatherv */
+    const int *rdispls;          /* gatherv, allgatherv */
+    const int *scounts;          /* scatterv */
+    const int *sdispls;
     MPI_Op op;
     int root;
     MPI_Comm comm;
@@ -75,7 +78,7 @@ struct acis_policy_in {
     int device_ok;         /* a switch answered at MPI_Init on every rank */
     int implemented;       /* acis has a switch driver for this entry point */
     int base_implemented;  /* ... for its blocking form */
-    int nonblocking;
+    int form;              /* ACIS_FORM_BLOCKING, _NONBLOCKING, _PERSISTENT */
     int intercomm;
     int comm_size;
     int reduction;         /* the collective combines data with an op */
@@ -98,11 +101,6 @@ acis_reason_t acis_select(struct acis_call *c);
  * device, intercommunicator, size, table entry): ACIS_REASON_NONE if
  * collectives on comm can be offloaded. */
 acis_reason_t acis_comm_reason(MPI_Comm comm);
-
-/* Base collective of an entry point (ACIS_COLL_ALLREDUCE for
- * ACIS_COLL_IALLREDUCE) and whether it is a nonblocking form. */
-acis_coll_t acis_coll_base(acis_coll_t coll);
-int acis_coll_nonblocking(acis_coll_t coll);
 
 /* Report a decision once per (communicator, entry point, reason): on the
  * communicator's rank 0 at VERBOSE 1, on every rank at 2, every call at 3. */

@@ -19,8 +19,10 @@ acis_reason_t acis_policy(const struct acis_policy_in *in)
     if (in->comm_size < 2)
         return ACIS_REASON_SINGLE_RANK;
     if (!in->implemented)
-        return in->base_implemented && in->nonblocking ? ACIS_REASON_NONBLOCKING
-                                                       : ACIS_REASON_NOT_OFFLOADABLE;
+        return in->form == ACIS_FORM_PERSISTENT ? ACIS_REASON_PERSISTENT
+               : in->base_implemented && in->form == ACIS_FORM_NONBLOCKING
+                   ? ACIS_REASON_NONBLOCKING
+                   : ACIS_REASON_NOT_OFFLOADABLE;
     if (in->reduction) {
         if (in->wop == ACIS_OP_NONE)
             return ACIS_REASON_OP_USER;

@@ -9,27 +9,11 @@
 
 struct acis_fallback_ctx acis_fb;
 
-static const acis_coll_t coll_base[ACIS_COLL_COUNT] = {
-#define ACIS_COLL(id, name, base) ACIS_COLL_##base,
-#include "acis/colls.h"
-#undef ACIS_COLL
-};
-
 static const int coll_cvar[ACIS_COLL_COUNT] = {
-#define ACIS_COLL(id, name, base) ACIS_CV_OFFLOAD_##base,
+#define ACIS_COLL(id, name, blocking, cvar, form) ACIS_CV_OFFLOAD_##cvar,
 #include "acis/colls.h"
 #undef ACIS_COLL
 };
-
-acis_coll_t acis_coll_base(acis_coll_t coll)
-{
-    return coll_base[coll];
-}
-
-int acis_coll_nonblocking(acis_coll_t coll)
-{
-    return coll_base[coll] != coll;
-}
 
 static int base_kind(acis_coll_t base)
 {
@@ -38,15 +22,32 @@ static int base_kind(acis_coll_t base)
     case ACIS_COLL_BCAST:                return ACIS_K_BCAST;
     case ACIS_COLL_REDUCE:               return ACIS_K_REDUCE;
     case ACIS_COLL_ALLREDUCE:            return ACIS_K_ALLREDUCE;
-    case ACIS_COLL_GATHER:               return ACIS_K_GATHER;
-    case ACIS_COLL_SCATTER:              return ACIS_K_SCATTER;
-    case ACIS_COLL_ALLGATHER:            return ACIS_K_ALLGATHER;
+    case ACIS_COLL_GATHER:
+    case ACIS_COLL_GATHERV:              return ACIS_K_GATHER;
+    case ACIS_COLL_SCATTER:
+    case ACIS_COLL_SCATTERV:             return ACIS_K_SCATTER;
+    case ACIS_COLL_ALLGATHER:
+    case ACIS_COLL_ALLGATHERV:           return ACIS_K_ALLGATHER;
     case ACIS_COLL_REDUCE_SCATTER:
     case ACIS_COLL_REDUCE_SCATTER_BLOCK: return ACIS_K_REDUCE_SCATTER;
     case ACIS_COLL_SCAN:                 return ACIS_K_SCAN;
     case ACIS_COLL_EXSCAN:               return ACIS_K_EXSCAN;
     default:                             return ACIS_K_NONE;
     }
+}
+
+/* Sum of n counts, -1 if any is negative or the sum is not an int. */
+static int64_t count_sum(const int *counts, int n)
+{
+    int64_t sum = 0;
+    if (!counts)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] < 0)
+            return -1;
+        sum += counts[i];
+    }
+    return sum > INT32_MAX ? -1 : sum;
 }
 
 static int is_reduction(int kind)
@@ -61,11 +62,13 @@ static int is_reduction(int kind)
  * size.  Returns -1 for arguments MPICH should reject itself. */
 static int classify(struct acis_call *c, const struct acis_comm *cs)
 {
-    acis_coll_t base = coll_base[c->coll];
+    acis_coll_t base = acis_coll_blocking(c->coll);
     int rooted = base == ACIS_COLL_BCAST || base == ACIS_COLL_REDUCE ||
-                 base == ACIS_COLL_GATHER || base == ACIS_COLL_SCATTER;
+                 base == ACIS_COLL_GATHER || base == ACIS_COLL_SCATTER ||
+                 base == ACIS_COLL_GATHERV || base == ACIS_COLL_SCATTERV;
     int is_root = rooted && cs->rank == c->root;
     int count = c->scount;
+    int64_t sum;
     uint64_t blocks = 1;
 
     c->kind = base_kind(base);
@@ -73,7 +76,7 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
     if (rooted && (c->root < 0 || c->root >= cs->size))
         return -1;
     if (c->sbuf == MPI_IN_PLACE && !is_root &&
-        (base == ACIS_COLL_REDUCE || base == ACIS_COLL_GATHER))
+        (base == ACIS_COLL_REDUCE || base == ACIS_COLL_GATHER || base == ACIS_COLL_GATHERV))
         return -1;                         /* only the root may be in place */
     switch (base) {
     case ACIS_COLL_BARRIER:
@@ -100,20 +103,38 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
         count = c->rcount;
         blocks = (uint64_t)cs->size;
         break;
-    case ACIS_COLL_REDUCE_SCATTER: {
-        int64_t sum = 0;
-        if (!c->rcounts)
-            return -1;
-        for (int i = 0; i < cs->size; i++) {
-            if (c->rcounts[i] < 0)
-                return -1;
-            sum += c->rcounts[i];
-        }
-        if (sum > INT32_MAX)
+    case ACIS_COLL_REDUCE_SCATTER:
+        if ((sum = count_sum(c->rcounts, cs->size)) < 0)
             return -1;
         count = (int)sum;
         break;
-    }
+    /* The v-variants: only the root of gatherv/scatterv knows every count,
+     * so message bytes here are this rank's view (for the counters only;
+     * the size limit does not apply to them). */
+    case ACIS_COLL_ALLGATHERV:
+    case ACIS_COLL_GATHERV:
+        if (is_root || base == ACIS_COLL_ALLGATHERV) {
+            if ((sum = count_sum(c->rcounts, cs->size)) < 0 || !c->rdispls)
+                return -1;
+            if (c->sbuf == MPI_IN_PLACE) {
+                count = c->rcounts[cs->rank];
+                c->dtype = c->rtype;
+            }
+            if (acis_dtype_info(c->rtype, &c->dt) != 0)
+                return -1;
+            c->bytes = (uint64_t)sum * (uint64_t)c->dt.size;
+        }
+        break;
+    case ACIS_COLL_SCATTERV:
+        if (is_root) {
+            if ((sum = count_sum(c->scounts, cs->size)) < 0 || !c->sdispls)
+                return -1;
+            count = c->scounts[cs->rank];
+        } else {
+            count = c->rcount;
+            c->dtype = c->rtype;
+        }
+        break;
     default:
         break;
     }
@@ -125,7 +146,8 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
         return -1;
     c->wop = is_reduction(c->kind) ? acis_op_wire(c->op) : ACIS_OP_NONE;
     c->elems = (uint64_t)count * c->dt.nprim;
-    c->bytes = (uint64_t)count * (uint64_t)c->dt.size * blocks;
+    if (!c->bytes)
+        c->bytes = (uint64_t)count * (uint64_t)c->dt.size * blocks;
     return 0;
 }
 
@@ -137,28 +159,30 @@ acis_reason_t acis_select(struct acis_call *c)
 
     c->cs = NULL;
     c->bytes = 0;
-    c->kind = base_kind(coll_base[c->coll]);
+    c->kind = base_kind(acis_coll_blocking(c->coll));
     c->wop = ACIS_OP_NONE;
     c->dt.prim = ACIS_DT_NONE;
     if (c->comm == MPI_COMM_NULL || !(cs = acis_comm_get(c->comm)) ||
         (!cs->inter && classify(c, cs) != 0)) {
         r = ACIS_REASON_INVALID;
     } else {
-        acis_coll_t base = coll_base[c->coll];
+        acis_coll_t base = acis_coll_blocking(c->coll);
+        int vform = base == ACIS_COLL_GATHERV || base == ACIS_COLL_SCATTERV ||
+                    base == ACIS_COLL_ALLGATHERV;
         struct acis_policy_in in = {
             .master = (int)ACIS_CV(OFFLOAD),
             .coll_mode = mode,
             .device_ok = acis_fb.device_ok,
             .implemented = acis_fb.implemented[c->coll],
             .base_implemented = acis_fb.implemented[base],
-            .nonblocking = base != c->coll,
+            .form = acis_coll_form(c->coll),
             .intercomm = cs->inter,
             .comm_size = cs->size,
             .reduction = is_reduction(c->kind),
             .wop = c->wop,
             .prim = c->dt.prim,
             .bytes = c->bytes,
-            .max_bytes = (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE),
+            .max_bytes = vform ? UINT64_MAX : (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE),
         };
         r = acis_policy(&in);
         if (r == ACIS_REASON_NONE)

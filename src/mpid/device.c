@@ -414,3 +414,9 @@ void acis_dev_embed_stop(void)
         acis_dev.embedded = NULL;
     }
 }
+
+void acis_dev_release(void)
+{
+    if (acis_dev.embedded)
+        acis_udpsw_release(acis_dev.embedded);
+}

@@ -88,6 +88,10 @@ int acis_dev_embed_start(const char *listen, const struct acis_sw_opts *o, int s
                          char *addr, size_t addrlen, char *why, size_t whylen);
 void acis_dev_embed_stop(void);
 
+/* This process stops driving its embedded switch for now (it returns to
+ * the application with collectives in flight): wake the switch's thread. */
+void acis_dev_release(void);
+
 /* Read the counters of a switch at addr from a fresh socket (acis-info). */
 int acis_dev_query_stats(const char *addr, uint64_t *out, int max, int timeout_ms,
                          char *why, size_t whylen);

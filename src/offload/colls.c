@@ -4,27 +4,38 @@
  * are the same for every collective; only this mapping differs. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "offload/offload.h"
 
-static uint64_t wire_bytes(const struct acis_call *c, int count)
+static struct acis_buf run(const void *buf, int count, MPI_Datatype type)
 {
-    return (uint64_t)count * c->dt.nprim * acis_wire_dt_size(c->dt.prim);
+    return (struct acis_buf){ (void *)buf, count, type, NULL, NULL, 0 };
 }
 
-/* Allreduce: everyone sends the vector and gets the reduced vector. */
+static uint64_t wire_bytes(const struct acis_call *c, uint64_t count)
+{
+    return count * c->dt.nprim * acis_wire_dt_size(c->dt.prim);
+}
+
+/* Packed bytes of count elements of type t. */
+static uint64_t packed(int count, MPI_Datatype t)
+{
+    struct acis_dtinfo dt;
+    return acis_dtype_info(t, &dt) == 0 ? (uint64_t)count * (uint64_t)dt.size : 0;
+}
+
+/* Allreduce, scan, exscan: everyone sends the vector and gets a vector. */
 static void plan_allreduce(const struct acis_call *c, struct acis_plan *p)
 {
     p->wire = 1;
     p->op = (unsigned)c->wop;
     p->dtype = c->dt.prim;
-    p->total = wire_bytes(c, c->scount);
+    p->total = wire_bytes(c, (uint64_t)c->scount);
     p->has_src = p->has_dst = 1;
-    p->sbuf = c->sbuf == MPI_IN_PLACE ? c->rbuf : c->sbuf;
-    p->rbuf = c->rbuf;
-    p->scount = p->rcount = c->scount;
-    p->stype = p->rtype = c->stype;
+    p->src = run(c->sbuf == MPI_IN_PLACE ? c->rbuf : c->sbuf, c->scount, c->stype);
+    p->dst = run(c->rbuf, c->scount, c->stype);
 }
 
 /* Reduce: the same, but only the root gets the result. */
@@ -40,46 +51,182 @@ static void plan_bcast(const struct acis_call *c, struct acis_plan *p, int rank)
 {
     p->dtype = ACIS_DT_BYTE;
     p->root = (uint32_t)c->root;
-    p->total = (uint64_t)c->scount * (uint64_t)c->dt.size;
+    p->total = packed(c->scount, c->stype);
     p->has_src = rank == c->root;
     p->has_dst = rank != c->root;
-    p->sbuf = p->rbuf = c->rbuf;
-    p->scount = p->rcount = c->scount;
-    p->stype = p->rtype = c->stype;
+    p->src = p->dst = run(c->rbuf, c->scount, c->stype);
 }
 
-int acis_plan(const struct acis_call *c, struct acis_plan *p)
+/* Gather, allgather and their v-variants: rank q's block goes to its place
+ * in the concatenation of all blocks in rank order.  blk: bytes per rank. */
+static void plan_gather(const struct acis_call *c, struct acis_plan *p, int rank, int size,
+                        int all, const uint64_t *blk, int v)
 {
-    int rank = c->cs->rank;
+    int is_root = rank == c->root;
+    int in_place = c->sbuf == MPI_IN_PLACE && (all || is_root);
+    uint64_t off = 0, total = 0;
+    for (int q = 0; q < size; q++) {
+        if (q < rank)
+            off += blk[q];
+        total += blk[q];
+    }
+    p->dtype = ACIS_DT_BYTE;
+    p->alg = v ? ACIS_ALG_VAR : ACIS_ALG_FLAT;
+    p->root = all ? 0 : (uint32_t)c->root;
+    p->total = total;
+    p->has_src = 1;
+    p->src_off = off;
+    if (in_place) {
+        int count = v ? c->rcounts[rank] : c->rcount;
+        MPI_Aint at = v ? c->rdispls[rank] : (MPI_Aint)rank * c->rcount;
+        struct acis_dtinfo rdt;
+        acis_dtype_info(c->rtype, &rdt);
+        p->src = run((const char *)c->rbuf + at * rdt.extent, count, c->rtype);
+    } else {
+        p->src = run(c->sbuf, c->scount, c->stype);
+    }
+    p->has_dst = all || is_root;
+    p->dst = v ? (struct acis_buf){ c->rbuf, 0, c->rtype, c->rcounts, c->rdispls, size }
+               : run(c->rbuf, c->rcount * size, c->rtype);
+}
+
+/* Scatter and scatterv: the root's blocks; rank r gets its own. */
+static void plan_scatter(const struct acis_call *c, struct acis_plan *p, int rank, int size,
+                         const uint64_t *blk, int v)
+{
+    int is_root = rank == c->root;
+    uint64_t off = 0, total = 0;
+    for (int q = 0; q < size; q++) {
+        if (q < rank)
+            off += blk[q];
+        total += blk[q];
+    }
+    p->dtype = ACIS_DT_BYTE;
+    p->root = (uint32_t)c->root;
+    p->total = total;
+    p->has_src = is_root;
+    p->src = v ? (struct acis_buf){ (void *)c->sbuf, 0, c->stype, c->scounts, c->sdispls, size }
+               : run(c->sbuf, c->scount * size, c->stype);
+    p->has_dst = !(is_root && c->rbuf == MPI_IN_PLACE);
+    p->dst_off = off;
+    p->dst = run(c->rbuf, c->rcount, c->rtype);
+}
+
+/* Reduce-scatter: everyone sends the whole vector; rank r gets its block. */
+static void plan_reduce_scatter(const struct acis_call *c, struct acis_plan *p, int rank,
+                                int size)
+{
+    uint64_t before = 0, all = 0;
+    int mine;
+    if (c->rcounts) {
+        for (int i = 0; i < size; i++) {
+            if (i < rank)
+                before += (uint64_t)c->rcounts[i];
+            all += (uint64_t)c->rcounts[i];
+        }
+        mine = c->rcounts[rank];
+    } else {
+        before = (uint64_t)rank * (uint64_t)c->rcount;
+        all = (uint64_t)size * (uint64_t)c->rcount;
+        mine = c->rcount;
+    }
+    p->wire = 1;
+    p->op = (unsigned)c->wop;
+    p->dtype = c->dt.prim;
+    p->total = wire_bytes(c, all);
+    p->has_src = p->has_dst = 1;
+    p->src = run(c->sbuf == MPI_IN_PLACE ? c->rbuf : c->sbuf, (int)all, c->stype);
+    p->dst_off = wire_bytes(c, before);
+    p->dst = run(c->rbuf, mine, c->stype);
+}
+
+int acis_plan_needs_sizes(const struct acis_call *c, uint64_t *mine)
+{
+    acis_coll_t b = acis_coll_blocking(c->coll);
+    int is_root = c->cs->rank == c->root;
+    if (b == ACIS_COLL_GATHERV)
+        *mine = is_root && c->sbuf == MPI_IN_PLACE
+                    ? packed(c->rcounts[c->root], c->rtype) : packed(c->scount, c->stype);
+    else if (b == ACIS_COLL_SCATTERV)
+        *mine = is_root && c->rbuf == MPI_IN_PLACE
+                    ? packed(c->scounts[c->root], c->stype) : packed(c->rcount, c->rtype);
+    else
+        return 0;
+    return 1;
+}
+
+/* Block bytes of every rank for the collectives whose blocks every rank
+ * knows; NULL for the others (or out of memory). */
+static uint64_t *known_blocks(const struct acis_call *c, int size)
+{
+    acis_coll_t b = acis_coll_blocking(c->coll);
+    if (b != ACIS_COLL_GATHER && b != ACIS_COLL_ALLGATHER && b != ACIS_COLL_SCATTER &&
+        b != ACIS_COLL_ALLGATHERV)
+        return NULL;
+    uint64_t *blk = malloc(sizeof(uint64_t) * (size_t)size);
+    for (int q = 0; blk && q < size; q++)
+        blk[q] = b == ACIS_COLL_ALLGATHERV ? packed(c->rcounts[q], c->rtype)
+                                           : c->bytes / (uint64_t)size;
+    return blk;
+}
+
+int acis_plan(const struct acis_call *c, const uint64_t *blocks, struct acis_plan *p)
+{
+    int rank = c->cs->rank, size = c->cs->size, rc = 0;
+    uint64_t *known = known_blocks(c, size);
     memset(p, 0, sizeof *p);
     p->kind = (unsigned)c->kind;
-    switch (acis_coll_base(c->coll)) {
+    switch (acis_coll_blocking(c->coll)) {
     case ACIS_COLL_BARRIER:
         p->dtype = ACIS_DT_NONE;
-        return 0;
+        break;
     case ACIS_COLL_BCAST:
         plan_bcast(c, p, rank);
-        return 0;
+        break;
     case ACIS_COLL_REDUCE:
         plan_reduce(c, p, rank);
-        return 0;
+        break;
     case ACIS_COLL_ALLREDUCE:
+    case ACIS_COLL_SCAN:
         plan_allreduce(c, p);
-        return 0;
+        break;
+    case ACIS_COLL_EXSCAN:
+        plan_allreduce(c, p);
+        p->has_dst = rank > 0;                     /* undefined at rank 0 */
+        break;
+    case ACIS_COLL_GATHER:
+    case ACIS_COLL_ALLGATHER:
+    case ACIS_COLL_ALLGATHERV:
+        if (!known)
+            rc = -1;
+        else
+            plan_gather(c, p, rank, size, c->kind == ACIS_K_ALLGATHER, known,
+                        c->coll == ACIS_COLL_ALLGATHERV || c->coll == ACIS_COLL_IALLGATHERV);
+        break;
+    case ACIS_COLL_GATHERV:
+        plan_gather(c, p, rank, size, 0, blocks, 1);
+        break;
+    case ACIS_COLL_SCATTER:
+        if (!known)
+            rc = -1;
+        else
+            plan_scatter(c, p, rank, size, known, 0);
+        break;
+    case ACIS_COLL_SCATTERV:
+        plan_scatter(c, p, rank, size, blocks, 1);
+        break;
+    case ACIS_COLL_REDUCE_SCATTER:
+    case ACIS_COLL_REDUCE_SCATTER_BLOCK:
+        plan_reduce_scatter(c, p, rank, size);
+        break;
     default:
-        return -1;
+        rc = -1;
     }
+    free(known);
+    return rc;
 }
 
 int acis_has_plan(acis_coll_t coll)
 {
-    switch (coll) {
-    case ACIS_COLL_BARRIER:
-    case ACIS_COLL_BCAST:
-    case ACIS_COLL_REDUCE:
-    case ACIS_COLL_ALLREDUCE:
-        return 1;
-    default:
-        return 0;                                  /* nonblocking forms: not yet */
-    }
+    return acis_coll_form(coll) != ACIS_FORM_PERSISTENT;
 }

@@ -2,8 +2,9 @@
  * and slot positions on its communicator, sends its segments as the slot
  * window and the device's credit allow (in batches), delivers answers to
  * the right collective, and waits -- spinning or sleeping as the device is
- * told -- until its own collective is done.  Any thread's progress moves
- * every collective; the device lock is held only while packets move. */
+ * told -- until a given collective is done.  Any thread's progress moves
+ * every collective in flight, blocking or not; the device lock is held
+ * only while packets move. */
 #include "config.h"
 
 #include <stdio.h>
@@ -22,11 +23,20 @@ struct acis_coff {
     struct acis_window win;
     uint32_t seq;
     struct acis_op *ops;          /* started and unfinished, oldest first */
+    struct acis_coff *next_active;
+    int active;                   /* on acis_oc.active */
 };
 
 static void coff_free(void *p)
 {
     struct acis_coff *co = p;
+    acis_dev_lock();
+    for (struct acis_coff **pp = &acis_oc.active; *pp; pp = &(*pp)->next_active)
+        if (*pp == co) {
+            *pp = co->next_active;
+            break;
+        }
+    acis_dev_unlock();
     free(co->win.busy);
     free(co);
 }
@@ -72,6 +82,7 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     acis_dev_lock();
     op->cs = cs;
     op->next = NULL;
+    atomic_store(&op->done, 0);
     op->st.ctx = cs->ctx;
     op->st.seq = ++co->seq;
     op->st.src = (uint32_t)acis_oc.world_rank;
@@ -83,6 +94,11 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
         while (*tail)
             tail = &(*tail)->next;
         *tail = op;
+        if (!co->active) {
+            co->active = 1;
+            co->next_active = acis_oc.active;
+            acis_oc.active = co;
+        }
     }
     acis_dev_unlock();
     return rc;
@@ -113,23 +129,48 @@ static int pump(struct acis_coff *co)
     return n ? acis_dev_send(pk, n) : 0;
 }
 
+/* Take finished collectives off their communicators' lists. */
+static void reap(void)
+{
+    for (struct acis_coff **cp = &acis_oc.active; *cp;) {
+        struct acis_coff *co = *cp;
+        for (struct acis_op **pp = &co->ops; *pp;) {
+            struct acis_op *op = *pp;
+            if (acis_stream_finished(&op->st)) {
+                *pp = op->next;
+                acis_stream_done(&op->st);
+                atomic_store(&op->done, 1);
+            } else {
+                pp = &op->next;
+            }
+        }
+        if (!co->ops) {
+            co->active = 0;
+            *cp = co->next_active;
+        } else {
+            cp = &co->next_active;
+        }
+    }
+}
+
+int acis_engine_progress(void)
+{
+    int rc = 0;
+    acis_dev_lock();
+    for (struct acis_coff *co = acis_oc.active; co && rc == 0; co = co->next_active)
+        rc = pump(co);
+    int got = rc == 0 ? acis_dev_poll() : -1;
+    reap();
+    acis_dev_unlock();
+    return got;
+}
+
 int acis_op_wait(struct acis_op *op)
 {
-    struct acis_coff *co = op->cs->off;
     uint64_t idle_since = acis_now_ns();
     for (;;) {
-        acis_dev_lock();
-        int rc = pump(co), got = rc == 0 ? acis_dev_poll() : -1;
-        int done = acis_stream_finished(&op->st);
-        if (done) {
-            struct acis_op **pp = &co->ops;
-            while (*pp != op)
-                pp = &(*pp)->next;
-            *pp = op->next;
-            acis_stream_done(&op->st);
-        }
-        acis_dev_unlock();
-        if (done)
+        int got = acis_engine_progress();
+        if (atomic_load(&op->done))
             return 0;
         if (got < 0) {
             acis_log(0, "the channel to the switch failed; aborting the job");

@@ -1,8 +1,9 @@
 /* image.c -- a rank's data as the switch sees it: a contiguous run of wire
  * elements (reductions) or of MPI_Pack bytes (collectives that only move
- * data).  Dense buffers are used in place; anything else is packed into a
- * temporary and unpacked after.  Pair types with holes (MPI_DOUBLE_INT...)
- * travel in their C struct layout, so their packed form is spread out. */
+ * data), with the blocks of a v-variant concatenated in rank order.  Dense
+ * buffers are used in place; anything else is packed into a temporary and
+ * unpacked after.  Pair types with holes (MPI_DOUBLE_INT...) travel in
+ * their C struct layout, so their packed form is spread out. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -23,17 +24,16 @@ static int holes(unsigned prim, size_t *vsize, size_t *idx_off)
 }
 
 /* Packed (value, index) pairs <-> struct layout, n elements. */
-static void spread(unsigned prim, uint8_t *wire, const uint8_t *packed, uint64_t n, int out)
+static void spread(unsigned prim, uint8_t *wire, uint8_t *packed, uint64_t n, int out)
 {
     size_t v = 0, off = 0, ws = acis_wire_dt_size(prim), ps;
     holes(prim, &v, &off);
     ps = v + sizeof(int);
     for (uint64_t i = 0; i < n; i++) {
-        uint8_t *w = wire + i * ws;
-        const uint8_t *p = packed + i * ps;
+        uint8_t *w = wire + i * ws, *p = packed + i * ps;
         if (out) {
-            memcpy((uint8_t *)p, w, v);
-            memcpy((uint8_t *)p + v, w + off, sizeof(int));
+            memcpy(p, w, v);
+            memcpy(p + v, w + off, sizeof(int));
         } else {
             memset(w, 0, ws);
             memcpy(w, p, v);
@@ -42,36 +42,79 @@ static void spread(unsigned prim, uint8_t *wire, const uint8_t *packed, uint64_t
     }
 }
 
-static int in_place(const struct acis_dtinfo *dt, int wire)
+static int total_count(const struct acis_buf *b)
 {
-    return wire ? dt->dense : acis_dtype_raw_bytes(dt);
+    if (!b->counts)
+        return b->count;
+    int n = 0;
+    for (int q = 0; q < b->nblocks; q++)
+        n += b->counts[q];
+    return n;
 }
 
-int acis_image_in(struct acis_image *im, const void *buf, int count, MPI_Datatype t,
-                  const struct acis_dtinfo *dt, int wire, MPI_Comm comm)
+/* Where the image starts in the buffer if it can be used in place, else
+ * NULL: dense data, and for blocks, blocks that follow one another. */
+static uint8_t *in_place(const struct acis_buf *b, const struct acis_dtinfo *dt, int wire)
+{
+    if (!(wire ? dt->dense : acis_dtype_raw_bytes(dt)))
+        return NULL;
+    if (!b->counts)
+        return (uint8_t *)b->buf + dt->true_lb;
+    MPI_Aint start = 0, next = 0;
+    for (int q = 0, first = 1; q < b->nblocks; q++) {
+        if (b->counts[q] == 0)
+            continue;
+        if (first)
+            start = next = b->displs[q];
+        else if (b->displs[q] != next)
+            return NULL;
+        first = 0;
+        next += b->counts[q];
+    }
+    return (uint8_t *)b->buf + start * dt->extent + dt->true_lb;
+}
+
+static int prepare(struct acis_image *im, const struct acis_buf *b, int wire,
+                   struct acis_dtinfo *dt)
 {
     memset(im, 0, sizeof *im);
-    im->len = wire ? (uint64_t)count * dt->nprim * acis_wire_dt_size(dt->prim)
-                   : (uint64_t)count * (uint64_t)dt->size;
-    if (in_place(dt, wire)) {
-        im->p = (uint8_t *)buf + dt->true_lb;
+    if (acis_dtype_info(b->type, dt) != 0)
+        return -1;
+    uint64_t n = (uint64_t)total_count(b);
+    im->len = wire ? n * dt->nprim * acis_wire_dt_size(dt->prim) : n * (uint64_t)dt->size;
+    return 0;
+}
+
+int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, MPI_Comm comm)
+{
+    struct acis_dtinfo dt;
+    if (prepare(im, b, wire, &dt) != 0)
+        return -1;
+    if ((im->p = in_place(b, &dt, wire)))
         return 0;
-    }
-    int psize, pos = 0;
-    PMPI_Pack_size(count, t, comm, &psize);
+    int psize, pos = 0, n = total_count(b);
+    PMPI_Pack_size(n, b->type, comm, &psize);
     uint8_t *packed = malloc((size_t)psize + 1);
-    if (!packed || PMPI_Pack(buf, count, t, packed, psize, &pos, comm) != MPI_SUCCESS) {
+    if (!packed)
+        return -1;
+    int rc = MPI_SUCCESS;
+    if (!b->counts)
+        rc = PMPI_Pack(b->buf, b->count, b->type, packed, psize, &pos, comm);
+    for (int q = 0; b->counts && q < b->nblocks && rc == MPI_SUCCESS; q++)
+        rc = PMPI_Pack((char *)b->buf + (MPI_Aint)b->displs[q] * dt.extent, b->counts[q],
+                       b->type, packed, psize, &pos, comm);
+    if (rc != MPI_SUCCESS) {
         free(packed);
         return -1;
     }
     size_t v, off;
-    if (wire && holes(dt->prim, &v, &off)) {
+    if (wire && holes(dt.prim, &v, &off)) {
         im->tmp = malloc(im->len + 1);
         if (!im->tmp) {
             free(packed);
             return -1;
         }
-        spread(dt->prim, im->tmp, packed, im->len / acis_wire_dt_size(dt->prim), 0);
+        spread(dt.prim, im->tmp, packed, im->len / acis_wire_dt_size(dt.prim), 0);
         free(packed);
     } else {
         im->tmp = packed;
@@ -80,43 +123,47 @@ int acis_image_in(struct acis_image *im, const void *buf, int count, MPI_Datatyp
     return 0;
 }
 
-int acis_image_out(struct acis_image *im, void *buf, int count, const struct acis_dtinfo *dt,
-                   int wire)
+int acis_image_out(struct acis_image *im, const struct acis_buf *b, int wire)
 {
-    memset(im, 0, sizeof *im);
-    im->len = wire ? (uint64_t)count * dt->nprim * acis_wire_dt_size(dt->prim)
-                   : (uint64_t)count * (uint64_t)dt->size;
-    if (in_place(dt, wire)) {
-        im->p = (uint8_t *)buf + dt->true_lb;
+    struct acis_dtinfo dt;
+    if (prepare(im, b, wire, &dt) != 0)
+        return -1;
+    if ((im->p = in_place(b, &dt, wire)))
         return 0;
-    }
     im->tmp = malloc(im->len + 1);
     im->p = im->tmp;
     return im->tmp ? 0 : -1;
 }
 
-int acis_image_finish(struct acis_image *im, void *buf, int count, MPI_Datatype t,
-                      const struct acis_dtinfo *dt, int wire, MPI_Comm comm)
+int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
+                      MPI_Comm comm)
 {
     if (!im->tmp)
         return 0;
+    struct acis_dtinfo dt;
+    if (acis_dtype_info(b->type, &dt) != 0)
+        return -1;
     uint8_t *packed = im->tmp;
     uint64_t plen = im->len;
     size_t v, off;
-    int rc = 0, pos = 0;
-    if (wire && holes(dt->prim, &v, &off)) {
-        uint64_t n = im->len / acis_wire_dt_size(dt->prim);
+    int rc = MPI_SUCCESS, pos = 0;
+    if (wire && holes(dt.prim, &v, &off)) {
+        uint64_t n = im->len / acis_wire_dt_size(dt.prim);
         plen = n * (v + sizeof(int));
         packed = malloc(plen + 1);
         if (!packed)
             return -1;
-        spread(dt->prim, im->tmp, packed, n, 1);
+        spread(dt.prim, im->tmp, packed, n, 1);
     }
-    if (PMPI_Unpack(packed, (int)plen, &pos, buf, count, t, comm) != MPI_SUCCESS)
-        rc = -1;
+    if (!b->counts)
+        rc = PMPI_Unpack(packed, (int)plen, &pos, b->buf, b->count, b->type, comm);
+    for (int q = 0; b->counts && q < b->nblocks && rc == MPI_SUCCESS; q++)
+        rc = PMPI_Unpack(packed, (int)plen, &pos,
+                         (char *)b->buf + (MPI_Aint)b->displs[q] * dt.extent, b->counts[q],
+                         b->type, comm);
     if (packed != im->tmp)
         free(packed);
-    return rc;
+    return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 void acis_image_free(struct acis_image *im)

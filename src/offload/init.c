@@ -68,6 +68,11 @@ static int start(void)
     }
     acis_engine_init();
     acis_run_init();
+    if (acis_nb_init() != 0) {               /* no generalized requests: blocking only */
+        for (int i = 0; i < ACIS_COLL_COUNT; i++)
+            if (acis_coll_form((acis_coll_t)i) == ACIS_FORM_NONBLOCKING)
+                acis_fb.implemented[i] = 0;
+    }
     acis_oc.mode = ACIS_CV(OFFLOAD) == ACIS_OFF && acis_util.verbose == 0
                        ? ACIS_MODE_OFF : ACIS_MODE_ACTIVE;
     if (acis_fb.device_ok && ACIS_CV(OFFLOAD_COMM_SETUP) == ACIS_SETUP_EAGER) {

@@ -2,7 +2,8 @@
  * wrappers.def: each one either passes straight to PMPI (before MPI_Init,
  * or with offload off) or asks acis_select() and then runs the switch
  * driver or MPICH's own algorithm (the PMPI_ call).  Nothing else lives
- * here: add a collective by adding a row to wrappers.def. */
+ * here: add a collective by adding a row to wrappers.def.  Each row gives
+ * the blocking, nonblocking (MPI_I*) and persistent (MPI_*_init) forms. */
 #include "config.h"
 
 #include "offload.h"
@@ -55,6 +56,33 @@
 #define REDUCE_SCATTER_BLOCK_FILL .sbuf = sendbuf, .rbuf = recvbuf, .rcount = recvcount, \
                                   .stype = datatype, .op = op, .comm = comm
 
+#define GATHERV_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, \
+                       void *recvbuf, const int recvcounts[], const int displs[], \
+                       MPI_Datatype recvtype, int root, MPI_Comm comm
+#define GATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, \
+                     root, comm
+#define GATHERV_FILL .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, \
+                     .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, \
+                     .rtype = recvtype, .root = root, .comm = comm
+
+#define ALLGATHERV_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, \
+                          void *recvbuf, const int recvcounts[], const int displs[], \
+                          MPI_Datatype recvtype, MPI_Comm comm
+#define ALLGATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, \
+                        recvtype, comm
+#define ALLGATHERV_FILL .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, \
+                        .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, \
+                        .rtype = recvtype, .comm = comm
+
+#define SCATTERV_PARAMS const void *sendbuf, const int sendcounts[], const int displs[], \
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount, \
+                        MPI_Datatype recvtype, int root, MPI_Comm comm
+#define SCATTERV_ARGS sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, \
+                      root, comm
+#define SCATTERV_FILL .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, \
+                      .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, \
+                      .rtype = recvtype, .root = root, .comm = comm
+
 /* The body every wrapper shares. */
 #define ACIS_BODY(ID, CALL, ...)                                              \
     {                                                                         \
@@ -71,11 +99,15 @@
         return CALL;                                                          \
     }
 
-#define ACIS_PAIR(ID, Name, IName, SHAPE)                                     \
+#define ACIS_ENTRY(ID, Name, IName, SHAPE)                                    \
     ACIS_API int MPI_##Name(SHAPE##_PARAMS)                                   \
     ACIS_BODY(ID, PMPI_##Name(SHAPE##_ARGS), SHAPE##_FILL)                    \
     ACIS_API int MPI_##IName(SHAPE##_PARAMS, MPI_Request *request)            \
     ACIS_BODY(I##ID, PMPI_##IName(SHAPE##_ARGS, request), SHAPE##_FILL,       \
-              .req = request)
+              .req = request)                                                 \
+    ACIS_API int MPI_##Name##_init(SHAPE##_PARAMS, MPI_Info info,             \
+                                   MPI_Request *request)                      \
+    ACIS_BODY(ID##_INIT, PMPI_##Name##_init(SHAPE##_ARGS, info, request),     \
+              SHAPE##_FILL, .req = request)
 
 #include "wrappers.def"

@@ -71,7 +71,7 @@ void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr
     overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
     struct acis_hdr h = {
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
-        .opcode = ACIS_OPC(s->kind, ACIS_ALG_FLAT), .op = s->op, .dtype = s->dtype,
+        .opcode = ACIS_OPC(s->kind, s->alg), .op = s->op, .dtype = s->dtype,
         .slot = (uint16_t)slot_of(s, w, k), .payload_len = (uint32_t)plen,
         .job_key = s->job_key, .ctx = s->ctx, .seq = s->seq, .src = s->src,
         .root = s->root, .seg_index = k, .seg_offset = plen ? plo : base,

@@ -23,7 +23,7 @@ struct acis_window {
 
 struct acis_stream {
     /* what every packet of the collective carries */
-    uint8_t kind, op, dtype;
+    uint8_t kind, alg, op, dtype;
     uint32_t root, ctx, seq, src;
     uint64_t job_key;
     uint64_t total;           /* bytes of the result space */

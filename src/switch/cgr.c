@@ -42,11 +42,16 @@ static uint32_t seg_bytes(const struct acis_sw *sw, unsigned kind, unsigned dt)
 }
 
 /* Does the piece (seg_offset, payload_len) of member rank fit the
- * collective?  base/len describe the segment. */
-static int piece_ok(const struct sw_ct *ct, unsigned kind, uint32_t rank,
-                    const struct acis_hdr *h, uint64_t base, uint32_t len)
+ * collective?  base/len describe the segment, placed what VAR gathers
+ * have put in it already. */
+static int piece_ok(const struct sw_ct *ct, unsigned kind, unsigned alg, uint32_t rank,
+                    const struct acis_hdr *h, uint64_t base, uint32_t len, uint32_t placed)
 {
     int whole = h->seg_offset == base && h->payload_len == len;
+    if (alg == ACIS_ALG_VAR)          /* inside the segment, never more than fills it */
+        return h->payload_len == 0 ||
+               (h->seg_offset >= base && h->seg_offset + h->payload_len <= base + len &&
+                placed + h->payload_len <= len);
     switch (kind) {
     case ACIS_K_BARRIER:
         return h->total_len == 0 && h->payload_len == 0;
@@ -73,6 +78,7 @@ static void slot_reset(struct sw_slot *s, uint32_t members)
 {
     s->busy = 0;
     s->arrived = 0;
+    s->placed = 0;
     s->have_first = 0;
     memset(s->bits, 0, (members + 63) / 64 * sizeof(uint64_t));
 }
@@ -96,7 +102,7 @@ static void result_header(const struct acis_sw *sw, const struct sw_ct *ct,
     memset(r, 0, sizeof *r);
     r->magic = ACIS_WIRE_MAGIC;
     r->version = ACIS_WIRE_VERSION;
-    r->opcode = ACIS_OPC(s->kind, ACIS_ALG_FLAT);
+    r->opcode = ACIS_OPC(s->kind, s->alg);
     r->op = s->op;
     r->dtype = s->dtype;
     r->slot = (uint16_t)slot;
@@ -195,7 +201,7 @@ static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, ui
 void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
                   const struct acis_hdr *h, const uint8_t *payload)
 {
-    unsigned kind = ACIS_OPC_KIND(h->opcode);
+    unsigned kind = ACIS_OPC_KIND(h->opcode), alg = ACIS_OPC_ALG(h->opcode);
     if (h->slot >= ct->window) {
         SWC(sw, drop_slot)++;
         return;
@@ -213,7 +219,7 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         SWC(sw, drop_slot)++;                  /* an earlier segment holds it */
         return;
     }
-    if (s->busy && (s->kind != kind || s->op != h->op || s->dtype != h->dtype ||
+    if (s->busy && (s->kind != kind || s->alg != alg || s->op != h->op || s->dtype != h->dtype ||
                     s->total != h->total_len || (rooted(kind) && s->root != h->root))) {
         SWC(sw, drop_mismatch)++;
         return;
@@ -222,13 +228,15 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         SWC(sw, drop_duplicate)++;
         return;
     }
-    if (!piece_ok(ct, kind, rank, h, base, len) || (uint64_t)h->rx_off + h->rx_len > len) {
+    if (!piece_ok(ct, kind, alg, rank, h, base, len, s->busy ? s->placed : 0) ||
+        (uint64_t)h->rx_off + h->rx_len > len) {
         SWC(sw, drop_range)++;
         return;
     }
     if (!s->busy) {
         s->busy = 1;
         s->kind = (uint8_t)kind;
+        s->alg = (uint8_t)alg;
         s->op = h->op;
         s->dtype = h->dtype;
         s->seq = h->seq;
@@ -258,6 +266,7 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         }
     } else if (h->payload_len) {
         memcpy(s->buf + (h->seg_offset - base), payload, h->payload_len);
+        s->placed += h->payload_len;
     }
     s->rx_off[rank] = h->rx_off;
     s->rx_len[rank] = h->rx_len;

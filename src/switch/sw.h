@@ -27,7 +27,8 @@ struct sw_job {
 /* One aggregation slot: a segment of one collective in flight. */
 struct sw_slot {
     uint8_t busy;
-    uint8_t kind, op, dtype;
+    uint8_t kind, alg, op, dtype;
+    uint32_t placed;         /* VAR gathers: bytes placed so far */
     uint32_t seq, seg, root;
     uint64_t total;          /* result-space bytes of the collective */
     uint64_t base;           /* first byte of the segment */

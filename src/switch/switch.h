@@ -105,6 +105,7 @@ int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin);
 int acis_udpsw_start(struct acis_udpsw *u, int spin);
 void acis_udpsw_stop(struct acis_udpsw *u);
 int acis_udpsw_drive(struct acis_udpsw *u);
+void acis_udpsw_release(struct acis_udpsw *u);
 int acis_udpsw_fd(const struct acis_udpsw *u);
 
 #endif

@@ -37,7 +37,7 @@ struct peer {
 struct acis_udpsw {
     struct acis_sw *core;
     struct acis_sw_opts o;
-    int svc, epfd, stopfd;
+    int svc, epfd, stopfd, wakefd;
     struct sockaddr_storage svc_addr;
     socklen_t svc_len;
     char address[80];
@@ -132,7 +132,7 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
         return NULL;
     }
     u->o = *o;
-    u->svc = u->epfd = u->stopfd = -1;
+    u->svc = u->epfd = u->stopfd = u->wakefd = -1;
     pthread_mutex_init(&u->core_lock, NULL);
     u->port_fd = malloc(sizeof(int) * o->ports);
     u->bufs = malloc(BATCH * pkt_max(u));
@@ -154,7 +154,8 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
                      sizeof u->address);
     u->epfd = epoll_create1(EPOLL_CLOEXEC);
     u->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (u->epfd < 0 || u->stopfd < 0 || epoll_add(u->epfd, u->svc, TAG_SERVICE) ||
+    u->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (u->epfd < 0 || u->stopfd < 0 || u->wakefd < 0 || epoll_add(u->epfd, u->svc, TAG_SERVICE) ||
         epoll_add(u->epfd, u->stopfd, TAG_STOP)) {
         snprintf(err, errlen, "epoll: %s", strerror(errno));
         goto fail;
@@ -192,6 +193,8 @@ void acis_udpsw_destroy(struct acis_udpsw *u)
         close(u->epfd);
     if (u->stopfd >= 0)
         close(u->stopfd);
+    if (u->wakefd >= 0)
+        close(u->wakefd);
     free(u->port_fd);
     free(u->bufs);
     pthread_mutex_destroy(&u->core_lock);
@@ -256,8 +259,11 @@ int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin)
     while (!*stop) {
         uint64_t now = acis_now_ns(), drove = atomic_load(&u->last_drive);
         if (now - drove < HANDOFF_NS) {           /* a driver serves: stay parked */
-            struct pollfd pf = { u->stopfd, POLLIN, 0 };
-            poll(&pf, 1, (int)((HANDOFF_NS - (now - drove)) / 1000000) + 1);
+            struct pollfd pf[2] = { { u->stopfd, POLLIN, 0 }, { u->wakefd, POLLIN, 0 } };
+            poll(pf, 2, (int)((HANDOFF_NS - (now - drove)) / 1000000) + 1);
+            uint64_t v;
+            if (pf[1].revents && read(u->wakefd, &v, sizeof v) < 0)
+                continue;
             continue;
         }
         int busy = spin && now - last < SPIN_NS;
@@ -286,6 +292,14 @@ int acis_udpsw_drive(struct acis_udpsw *u)
         got = serve(u, ev, n);
     pthread_mutex_unlock(&u->core_lock);
     return got;
+}
+
+void acis_udpsw_release(struct acis_udpsw *u)
+{
+    uint64_t one = 1;
+    atomic_store(&u->last_drive, 0);
+    if (u->running && write(u->wakefd, &one, sizeof one) < 0)
+        return;                                 /* the thread will see it within 2 ms */
 }
 
 int acis_udpsw_fd(const struct acis_udpsw *u)

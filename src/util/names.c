@@ -9,7 +9,19 @@
 #define ACIS_API __attribute__((visibility("default")))
 
 static const char *const coll_names[ACIS_COLL_COUNT] = {
-#define ACIS_COLL(id, name, base) name,
+#define ACIS_COLL(id, name, blocking, cvar, form) name,
+#include "acis/colls.h"
+#undef ACIS_COLL
+};
+
+static const acis_coll_t coll_blocking[ACIS_COLL_COUNT] = {
+#define ACIS_COLL(id, name, blocking, cvar, form) ACIS_COLL_##blocking,
+#include "acis/colls.h"
+#undef ACIS_COLL
+};
+
+static const uint8_t coll_form[ACIS_COLL_COUNT] = {
+#define ACIS_COLL(id, name, blocking, cvar, form) ACIS_FORM_##form,
 #include "acis/colls.h"
 #undef ACIS_COLL
 };
@@ -43,6 +55,16 @@ static void names_init(void)
 ACIS_API const char *acis_coll_name(acis_coll_t coll)
 {
     return (unsigned)coll < ACIS_COLL_COUNT ? coll_names[coll] : NULL;
+}
+
+ACIS_API acis_coll_t acis_coll_blocking(acis_coll_t coll)
+{
+    return (unsigned)coll < ACIS_COLL_COUNT ? coll_blocking[coll] : coll;
+}
+
+ACIS_API int acis_coll_form(acis_coll_t coll)
+{
+    return (unsigned)coll < ACIS_COLL_COUNT ? coll_form[coll] : -1;
 }
 
 ACIS_API const char *acis_reason_name(acis_reason_t reason)

@@ -266,8 +266,10 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
         crc = acis_crc32c(crc, p + ACIS_HDR_LEN, h->payload_len);
     if (crc != h->checksum)
         return ACIS_WERR_CHECKSUM;
+    unsigned alg = ACIS_OPC_ALG(h->opcode);
     if ((!coll && (kind < ACIS_K_HELLO || kind > ACIS_K_LAST)) ||
-        ACIS_OPC_ALG(h->opcode) != ACIS_ALG_FLAT)
+        !(alg == ACIS_ALG_FLAT ||
+          (alg == ACIS_ALG_VAR && (kind == ACIS_K_GATHER || kind == ACIS_K_ALLGATHER))))
         return ACIS_WERR_OPCODE;
     if (h->op >= ACIS_OP_COUNT)
         return ACIS_WERR_OP;

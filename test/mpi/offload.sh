@@ -7,13 +7,16 @@
 # set-up, and a full communicator table.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
-OFF="--offload=barrier,bcast,reduce,allreduce"
+ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
+ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
+OFF="--offload=$ALL --offload-nb=$ALL"
 export MPIR_CVAR_OFFLOAD=on
 
 note "2 ranks, every op and datatype"
 run_mpi 2 "$TESTS_DIR/coll_check" $OFF || fail "2 ranks, full matrix"
-note "4 ranks, every op and datatype for Allreduce and Reduce"
-run_mpi 4 "$TESTS_DIR/coll_check" $OFF --colls=allreduce,reduce --counts=0,1,1000 ||
+note "4 ranks, every op and datatype for Allreduce, Reduce, Reduce_scatter_block, Scan"
+run_mpi 4 "$TESTS_DIR/coll_check" $OFF --colls=allreduce,reduce,reduce_scatter_block,scan \
+    --counts=0,1,1000 ||
     fail "4 ranks, reductions"
 note "4 ranks, quick matrix"
 run_mpi 4 "$TESTS_DIR/coll_check" $OFF --matrix=quick --counts=0,5,5000 || fail "4 ranks"

@@ -16,9 +16,11 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 [ -n "$addr" ] || fail "acis-switchd did not start"
 note "switch at $addr"
+ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
+ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
 
 MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$addr run_mpi 2 "$TESTS_DIR/coll_check" \
-    --offload=barrier,bcast,reduce,allreduce --matrix=quick || fail "job on acis-switchd"
+    --offload=$ALL --offload-nb=$ALL --matrix=quick || fail "job on acis-switchd"
 "$top_builddir/tools/acis-info" --switch "$addr" >"$TMPD/stats" || fail "acis-info --switch"
 cat "$TMPD/stats"
 val() { awk -v k="$1" '$1 == k { print $2 }' "$TMPD/stats"; }

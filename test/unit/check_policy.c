@@ -14,7 +14,7 @@ static struct acis_policy_in ok(void)
 {
     struct acis_policy_in in = {
         .master = ACIS_AUTO, .coll_mode = ACIS_AUTO, .device_ok = 1,
-        .implemented = 1, .base_implemented = 1, .nonblocking = 0,
+        .implemented = 1, .base_implemented = 1, .form = ACIS_FORM_BLOCKING,
         .intercomm = 0, .comm_size = 4, .reduction = 1,
         .wop = ACIS_OP_SUM, .prim = ACIS_DT_I32, .bytes = 64,
         .max_bytes = 1 << 20,
@@ -47,9 +47,10 @@ START_TEST(each_reason)
     EXPECT(in.intercomm = 1, ACIS_REASON_INTERCOMM);
     EXPECT(in.comm_size = 1, ACIS_REASON_SINGLE_RANK);
     EXPECT(in.implemented = 0, ACIS_REASON_NOT_OFFLOADABLE);
-    EXPECT((in.implemented = 0, in.nonblocking = 1), ACIS_REASON_NONBLOCKING);
-    EXPECT((in.implemented = 0, in.base_implemented = 0, in.nonblocking = 1),
+    EXPECT((in.implemented = 0, in.form = ACIS_FORM_NONBLOCKING), ACIS_REASON_NONBLOCKING);
+    EXPECT((in.implemented = 0, in.base_implemented = 0, in.form = ACIS_FORM_NONBLOCKING),
            ACIS_REASON_NOT_OFFLOADABLE);
+    EXPECT((in.implemented = 0, in.form = ACIS_FORM_PERSISTENT), ACIS_REASON_PERSISTENT);
     EXPECT(in.bytes = 0, ACIS_REASON_NONE);       /* count 0 goes to the switch too */
     EXPECT(in.wop = ACIS_OP_NONE, ACIS_REASON_OP_USER);
     EXPECT(in.prim = ACIS_DT_NONE, ACIS_REASON_DATATYPE);

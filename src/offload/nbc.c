@@ -1,0 +1,95 @@
+/* nbc.c -- nonblocking offloaded collectives.  Each MPI_I* call that is
+ * offloaded returns a generalized request (MPIX_Grequest_class) whose poll
+ * function moves the engine and finishes the call, so MPI_Test, MPI_Wait
+ * and MPI_Waitall -- on our requests alone or mixed with MPICH's own --
+ * progress it.  Its wait function, used when every request waited on is
+ * ours, blocks in the engine instead of spinning through MPICH. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "mpid/device.h"
+#include "offload/offload.h"
+#include "util/util.h"
+
+static int query_fn(void *state, MPI_Status *status)
+{
+    (void)state;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int free_fn(void *state)
+{
+    free(state);
+    return MPI_SUCCESS;
+}
+
+static int cancel_fn(void *state, int complete)
+{
+    (void)state;
+    (void)complete;
+    return MPI_SUCCESS;                 /* collectives cannot be cancelled */
+}
+
+/* Finish phases whose collective is done; complete the request at the end. */
+static void advance(struct acis_exec *x)
+{
+    while (!acis_exec_complete(x) && atomic_load(&x->op.done))
+        acis_exec_step(x);
+    if (acis_exec_complete(x) && x->req != MPI_REQUEST_NULL) {
+        MPI_Request r = x->req;
+        x->req = MPI_REQUEST_NULL;       /* complete once */
+        PMPI_Grequest_complete(r);
+    }
+}
+
+static int poll_fn(void *state, MPI_Status *status)
+{
+    (void)status;
+    struct acis_exec *x = state;
+    if (!acis_exec_complete(x)) {
+        acis_engine_progress();
+        advance(x);
+    }
+    return MPI_SUCCESS;
+}
+
+static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
+{
+    (void)timeout;
+    (void)status;
+    for (int i = 0; i < count; i++) {
+        struct acis_exec *x = states[i];
+        while (!acis_exec_complete(x)) {
+            acis_op_wait(&x->op);
+            advance(x);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int acis_nb_init(void)
+{
+    return PMPIX_Grequest_class_create(query_fn, free_fn, cancel_fn, poll_fn, wait_fn,
+                                       &acis_oc.nb_class) == MPI_SUCCESS ? 0 : -1;
+}
+
+int acis_nb_start(const struct acis_call *c)
+{
+    struct acis_exec *x = calloc(1, sizeof *x);
+    if (!x || PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
+        acis_log(0, "%s: cannot allocate a request; aborting the job", acis_coll_name(c->coll));
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    x->c = *c;
+    x->req = *c->req;
+    acis_exec_start(x);
+    acis_engine_progress();              /* the first window goes out now */
+    advance(x);
+    acis_dev_release();                  /* the switch thread serves while we are away */
+    return MPI_SUCCESS;
+}
