@@ -91,7 +91,9 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs)
     cs->window = all[F_WINDOW];
     cs->payload = all[F_PAYLOAD];
     cs->state = ACIS_CT_READY;
+    acis_dev_lock();                   /* answers are delivered under the lock */
     acis_ct.by_row[row] = cs;
+    acis_dev_unlock();
     ACIS_COUNT(comms_offloaded, 1);
     return ACIS_REASON_NONE;
 }
@@ -102,12 +104,11 @@ void acis_ct_release_row(struct acis_comm *cs)
     if (cs->state != ACIS_CT_READY)
         return;
     uint32_t row = (cs->ctx & 0xffff) - 1;
+    acis_dev_lock();
     if (row < acis_ct.rows && acis_ct.by_row[row] == cs)
         acis_ct.by_row[row] = NULL;
-    if (cs->rank == 0) {
-        acis_dev_lock();
+    if (cs->rank == 0)
         acis_dev_ct_free(cs->ctx);
-        acis_dev_unlock();
-    }
+    acis_dev_unlock();
     cs->state = ACIS_CT_UNKNOWN;
 }

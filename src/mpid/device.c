@@ -184,7 +184,11 @@ int acis_dev_wait(uint64_t idle_since_ns)
     if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
         return 0;
     uint64_t left_ms = acis_dev.timeout_ms - idle / 1000000ull;
-    int ms = left_ms > 100 ? 100 : (int)left_ms + 1;
+    return acis_dev_sleep(left_ms > 100 ? 100 : (int)left_ms + 1);
+}
+
+int acis_dev_sleep(int ms)
+{
     if (acis_dev.embedded) {                     /* sleep on our socket and the switch's */
         struct pollfd pf[2] = { { acis_dev.ops->fd(acis_dev.ch), POLLIN, 0 },
                                 { acis_udpsw_fd(acis_dev.embedded), POLLIN, 0 } };

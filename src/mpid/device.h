@@ -79,6 +79,10 @@ int acis_dev_poll(void);
  * after timeout_ms of silence since the last packet. */
 int acis_dev_wait(uint64_t idle_since_ns);
 
+/* Sleep until something may be readable (our socket, or the embedded
+ * switch's) or ms pass; no spinning.  0, or -1 on a channel error. */
+int acis_dev_sleep(int ms);
+
 /* Start an emulated switch in a thread of this process, listening on
  * listen ("HOST:PORT", port 0 picks one), with options o (struct
  * acis_sw_opts of switch.h); its address goes to addr.  Stop it with

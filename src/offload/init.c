@@ -75,7 +75,9 @@ static int start(void)
     }
     acis_oc.mode = ACIS_CV(OFFLOAD) == ACIS_OFF && acis_util.verbose == 0
                        ? ACIS_MODE_OFF : ACIS_MODE_ACTIVE;
-    if (acis_fb.device_ok && ACIS_CV(OFFLOAD_COMM_SETUP) == ACIS_SETUP_EAGER) {
+    acis_oc.eager = acis_fb.device_ok && acis_oc.mode == ACIS_MODE_ACTIVE &&
+                    ACIS_CV(OFFLOAD_COMM_SETUP) == ACIS_SETUP_EAGER;
+    if (acis_oc.eager) {
         struct acis_comm *cs = acis_comm_get(MPI_COMM_WORLD);
         if (cs && cs->size > 1)
             acis_comm_setup(cs);
@@ -115,6 +117,7 @@ ACIS_API int MPI_Finalize(void)
         acis_fallback_finalize();
         acis_commtable_finalize();
         acis_oc.mode = ACIS_MODE_PASS;
+        acis_oc.eager = 0;
     }
     return PMPI_Finalize();
 }

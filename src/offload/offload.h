@@ -30,6 +30,7 @@ struct acis_offload_ctx {
     int thread_level;         /* provided by MPI_Init_thread */
     uint64_t job_key;         /* random, chosen by rank 0 at MPI_Init */
     int embedded;             /* this process runs the job's switch */
+    int eager;                /* set up table rows when communicators are made */
     struct acis_coff *active; /* communicators with collectives in flight
                                  (engine.c, under the device lock) */
     MPIX_Grequest_class nb_class; /* generalized requests of nonblocking calls */

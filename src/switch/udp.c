@@ -310,6 +310,7 @@ int acis_udpsw_fd(const struct acis_udpsw *u)
 static void *thread_main(void *arg)
 {
     struct acis_udpsw *u = arg;
+    acis_thread_short_slice(100);
     acis_udpsw_run(u, &u->stop, u->spin);
     return NULL;
 }

@@ -143,6 +143,10 @@ int acis_sock_buffers(int fd, int bytes);
 /* Processing units this process may run on (hwloc); at least 1. */
 int acis_cores(void);
 
+/* Ask for a short scheduler slice (us) for the calling thread, so it
+ * preempts computation when it wakes (Linux EEVDF); 0, or -1 if refused. */
+int acis_thread_short_slice(unsigned us);
+
 /* ---------------------------------------------------------------- clock */
 
 /* Monotonic time in nanoseconds. */

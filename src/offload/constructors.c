@@ -1,0 +1,63 @@
+/* constructors.c -- communicator constructors, intercepted only so that
+ * with MPIR_CVAR_OFFLOAD_COMM_SETUP=eager a new communicator gets its
+ * switch table row as it is created (every member is in the call, so the
+ * collective set-up is safe here).  In the default lazy mode they pass
+ * straight to MPICH after one branch. */
+#include "config.h"
+
+#include "offload/offload.h"
+
+static void eager(MPI_Comm newcomm)
+{
+    if (newcomm == MPI_COMM_NULL || !acis_fb.device_ok)
+        return;
+    struct acis_comm *cs = acis_comm_get(newcomm);
+    if (cs && !cs->inter && cs->size > 1)
+        acis_comm_setup(cs);
+}
+
+#define ACIS_CTOR(Name, PARAMS, ARGS, NEWCOMM)                                \
+    ACIS_API int MPI_##Name PARAMS                                            \
+    {                                                                         \
+        int rc = PMPI_##Name ARGS;                                            \
+        if (rc == MPI_SUCCESS && acis_oc.eager)                               \
+            eager(*(NEWCOMM));                                                \
+        return rc;                                                            \
+    }
+
+ACIS_CTOR(Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), newcomm)
+ACIS_CTOR(Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm),
+          (comm, info, newcomm), newcomm)
+ACIS_CTOR(Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm),
+          (comm, color, key, newcomm), newcomm)
+ACIS_CTOR(Comm_split_type,
+          (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm),
+          (comm, split_type, key, info, newcomm), newcomm)
+ACIS_CTOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm),
+          (comm, group, newcomm), newcomm)
+ACIS_CTOR(Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
+          (comm, group, tag, newcomm), newcomm)
+ACIS_CTOR(Cart_create,
+          (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+           MPI_Comm *comm_cart),
+          (comm_old, ndims, dims, periods, reorder, comm_cart), comm_cart)
+ACIS_CTOR(Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm),
+          (comm, remain_dims, newcomm), newcomm)
+ACIS_CTOR(Graph_create,
+          (MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder,
+           MPI_Comm *comm_graph),
+          (comm_old, nnodes, indx, edges, reorder, comm_graph), comm_graph)
+ACIS_CTOR(Dist_graph_create,
+          (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+           const int destinations[], const int weights[], MPI_Info info, int reorder,
+           MPI_Comm *comm_dist_graph),
+          (comm_old, n, sources, degrees, destinations, weights, info, reorder,
+           comm_dist_graph), comm_dist_graph)
+ACIS_CTOR(Dist_graph_create_adjacent,
+          (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+           int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+           int reorder, MPI_Comm *comm_dist_graph),
+          (comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights,
+           info, reorder, comm_dist_graph), comm_dist_graph)
+ACIS_CTOR(Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm),
+          (intercomm, high, newintracomm), newintracomm)

@@ -1,0 +1,101 @@
+/* comm_setup.c -- communicator table rows over a communicator's life: made
+ * lazily at the first collective (or at creation with
+ * MPIR_CVAR_OFFLOAD_COMM_SETUP=eager), given back by MPI_Comm_free, reused
+ * by later communicators far beyond the table's capacity, and refused
+ * consistently on every member when the table is full.  Row counts are
+ * read from the switch itself.
+ *
+ * usage: comm_setup [--eager] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <acis/acis.h>
+#include <acis/wire.h>
+
+static int rank, size, failures, eager;
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        failures++;
+        fprintf(stderr, "comm_setup[%d]: FAIL %s\n", rank, what);
+    }
+}
+
+static long rows(void)
+{
+    uint64_t c[ACIS_SWC_COUNT];
+    PMPI_Barrier(MPI_COMM_WORLD);          /* everyone's requests are in */
+    long n = acis_get_switch_stats(c, ACIS_SWC_COUNT) > ACIS_SWC_tables_in_use
+                 ? (long)c[ACIS_SWC_tables_in_use] : -1;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    eager = argc > 1 && strcmp(argv[1], "--eager") == 0;
+    struct acis_switch_info si;
+    check(acis_get_switch_info(&si) == 0, "no switch");
+
+    int v = 1, r;
+    MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long base = rows();                     /* MPI_COMM_WORLD's row */
+    check(base == 1, "MPI_COMM_WORLD should hold one row");
+
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    check(rows() == base + eager, eager ? "eager: no row at MPI_Comm_dup"
+                                        : "lazy: a row before any collective");
+    MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, dup);
+    check(r == size, "allreduce on the dup");
+    check(rows() == base + 1, "a row after the first collective");
+    MPI_Comm_free(&dup);
+    check(rows() == base, "MPI_Comm_free did not give the row back");
+
+    /* Many more communicators over time than the table has rows. */
+    for (unsigned i = 0; i < 3 * si.tables; i++) {
+        MPI_Comm c;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, (int)i % 2 ? -rank : rank, &c);
+        MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, c);
+        check(r == size, "allreduce on a short-lived communicator");
+        MPI_Comm_free(&c);
+    }
+    check(rows() == base, "rows leaked by short-lived communicators");
+
+    /* Fill the table: every communicator beyond it falls back, on every
+     * member alike, and still computes the right answer. */
+    int n = (int)si.tables + 2, offl = 0, refused = 0;
+    MPI_Comm *cs = malloc(sizeof(MPI_Comm) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &cs[i]);
+        MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, cs[i]);
+        check(r == size, "allreduce with the table full");
+        acis_reason_t why;
+        if (acis_comm_offloaded(cs[i], &why))
+            offl++;
+        else if (why == ACIS_REASON_TABLE_FULL)
+            refused++;
+    }
+    int lo, hi;
+    PMPI_Allreduce(&offl, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&offl, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    check(lo == hi, "members disagree on which communicators are offloaded");
+    check(offl == (int)si.tables - 1 && refused == n - offl, "table capacity not honoured");
+    for (int i = 0; i < n; i++)
+        MPI_Comm_free(&cs[i]);
+    free(cs);
+    check(rows() == base, "rows left after freeing a full table");
+
+    int total;
+    PMPI_Reduce(&failures, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("comm_setup: %d ranks, %s, %u rows, %d failures\n", size,
+               eager ? "eager" : "lazy", si.tables, total);
+    MPI_Finalize();
+    return rank == 0 && total ? 1 : 0;
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# concurrency.sh -- offloaded collectives in flight together: nonblocking
+# ones mixed with MPICH's requests on one and several communicators
+# (nbc_check), and MPI_THREAD_MULTIPLE with two threads per rank on their
+# own communicators (threads), at 2 and 4 ranks.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+export MPIR_CVAR_OFFLOAD=on
+
+for np in 2 4; do
+    note "nonblocking, mixed requests, $np ranks"
+    run_mpi $np "$TESTS_DIR/nbc_check" || fail "nbc_check, $np ranks"
+    note "MPI_THREAD_MULTIPLE, $np ranks"
+    run_mpi $np "$TESTS_DIR/threads" || fail "threads, $np ranks"
+done
+note "small window: many nonblocking collectives share 4 slots"
+MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=1000 MPIR_CVAR_OFFLOAD_SWITCH_SLOTS=128 \
+    run_mpi 2 "$TESTS_DIR/nbc_check" || fail "nbc_check, small window"

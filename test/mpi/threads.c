@@ -1,0 +1,111 @@
+/* threads.c -- MPI_THREAD_MULTIPLE: two threads per rank, each running
+ * collectives on its own communicator at the same time (blocking and
+ * nonblocking, offloaded), checked against MPICH and against the offload
+ * counters. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <acis/acis.h>
+
+#define THREADS 2
+#define ITERS 200
+
+static int rank, size;
+
+struct job {
+    MPI_Comm comm;
+    int id, failures;
+};
+
+static void *worker(void *arg)
+{
+    struct job *j = arg;
+    enum { N = 3000 };
+    static __thread int in[N], out[N], ref[N];
+    for (int it = 0; it < ITERS; it++) {
+        int n = 1 + (it * 37) % N;
+        for (int i = 0; i < n; i++)
+            in[i] = rank * 1000 + i + it + j->id;
+        switch (it % 4) {
+        case 0:
+            MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, j->comm);
+            PMPI_Allreduce(in, ref, n, MPI_INT, MPI_SUM, j->comm);
+            break;
+        case 1:
+            memcpy(out, in, sizeof(int) * (size_t)n);
+            memcpy(ref, in, sizeof(int) * (size_t)n);
+            MPI_Bcast(out, n, MPI_INT, it % size, j->comm);
+            PMPI_Bcast(ref, n, MPI_INT, it % size, j->comm);
+            break;
+        case 2: {
+            MPI_Request r;
+            MPI_Iallreduce(in, out, n, MPI_INT, MPI_MAX, j->comm, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            PMPI_Allreduce(in, ref, n, MPI_INT, MPI_MAX, j->comm);
+            break;
+        }
+        default:
+            MPI_Scan(in, out, n, MPI_INT, MPI_SUM, j->comm);
+            PMPI_Scan(in, ref, n, MPI_INT, MPI_SUM, j->comm);
+            break;
+        }
+        if (memcmp(out, ref, sizeof(int) * (size_t)n) != 0) {
+            j->failures++;
+            fprintf(stderr, "threads[%d.%d]: FAIL iteration %d\n", rank, j->id, it);
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (provided != MPI_THREAD_MULTIPLE) {
+        if (rank == 0)
+            fprintf(stderr, "threads: MPI_THREAD_MULTIPLE not provided\n");
+        MPI_Finalize();
+        return 1;
+    }
+    struct job jobs[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        jobs[i] = (struct job){ .id = i };
+        MPI_Comm_dup(MPI_COMM_WORLD, &jobs[i].comm);
+    }
+    struct acis_coll_stats a0, b0, i0, s0, a1, b1, i1, s1;
+    acis_get_stats(ACIS_COLL_ALLREDUCE, &a0);
+    acis_get_stats(ACIS_COLL_BCAST, &b0);
+    acis_get_stats(ACIS_COLL_IALLREDUCE, &i0);
+    acis_get_stats(ACIS_COLL_SCAN, &s0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, &jobs[i]);
+    int failures = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        failures += jobs[i].failures;
+        MPI_Comm_free(&jobs[i].comm);
+    }
+    acis_get_stats(ACIS_COLL_ALLREDUCE, &a1);
+    acis_get_stats(ACIS_COLL_BCAST, &b1);
+    acis_get_stats(ACIS_COLL_IALLREDUCE, &i1);
+    acis_get_stats(ACIS_COLL_SCAN, &s1);
+    uint64_t off = (a1.offloaded - a0.offloaded) + (b1.offloaded - b0.offloaded) +
+                   (i1.offloaded - i0.offloaded) + (s1.offloaded - s0.offloaded);
+    if (off != THREADS * ITERS) {
+        failures++;
+        fprintf(stderr, "threads[%d]: %llu of %d collectives offloaded\n", rank,
+                (unsigned long long)off, THREADS * ITERS);
+    }
+    int total;
+    PMPI_Reduce(&failures, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("threads: %d ranks x %d threads, %d failures\n", size, THREADS, total);
+    MPI_Finalize();
+    return rank == 0 && total ? 1 : 0;
+}
