@@ -2,8 +2,9 @@
  * benchmark scripts in bench/.  A plain MPI program (not linked with acis),
  * so the same binary runs with and without LD_PRELOAD=libacis.so.
  *
- * usage: lat [-t allreduce|reduce|bcast|barrier] [-s SIZES] [-i ITERS]
- *            [-x WARMUP] [-r REPS]
+ * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS]
+ *   COLL   allreduce reduce bcast barrier gather scatter allgather
+ *          reduce_scatter scan exscan iallreduce ibcast (default allreduce)
  *   SIZES  comma-separated byte counts (default 8)
  * Prints one line per size: "size median_us min_us" over REPS repetitions
  * of ITERS calls each, the slowest rank's time per repetition. */
@@ -19,16 +20,42 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void one(const char *what, char *s, char *r, int n, int root)
+/* One call; n bytes is the message size OSU reports (per rank block for
+ * gather/scatter/allgather/reduce_scatter). */
+static int one(const char *what, char *s, char *r, int n, int root, int size)
 {
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Request q;
     if (strcmp(what, "allreduce") == 0)
-        MPI_Allreduce(s, r, n, MPI_CHAR, MPI_SUM, MPI_COMM_WORLD);
-    else if (strcmp(what, "reduce") == 0)
-        MPI_Reduce(s, r, n, MPI_CHAR, MPI_SUM, root, MPI_COMM_WORLD);
-    else if (strcmp(what, "bcast") == 0)
-        MPI_Bcast(s, n, MPI_CHAR, root, MPI_COMM_WORLD);
-    else
-        MPI_Barrier(MPI_COMM_WORLD);
+        return MPI_Allreduce(s, r, n, MPI_CHAR, MPI_SUM, w);
+    if (strcmp(what, "reduce") == 0)
+        return MPI_Reduce(s, r, n, MPI_CHAR, MPI_SUM, root, w);
+    if (strcmp(what, "bcast") == 0)
+        return MPI_Bcast(s, n, MPI_CHAR, root, w);
+    if (strcmp(what, "barrier") == 0)
+        return MPI_Barrier(w);
+    if (strcmp(what, "gather") == 0)
+        return MPI_Gather(s, n, MPI_CHAR, r, n, MPI_CHAR, root, w);
+    if (strcmp(what, "scatter") == 0)
+        return MPI_Scatter(s, n, MPI_CHAR, r, n, MPI_CHAR, root, w);
+    if (strcmp(what, "allgather") == 0)
+        return MPI_Allgather(s, n, MPI_CHAR, r, n, MPI_CHAR, w);
+    if (strcmp(what, "reduce_scatter") == 0)
+        return MPI_Reduce_scatter_block(s, r, n, MPI_CHAR, MPI_SUM, w);
+    if (strcmp(what, "scan") == 0)
+        return MPI_Scan(s, r, n, MPI_CHAR, MPI_SUM, w);
+    if (strcmp(what, "exscan") == 0)
+        return MPI_Exscan(s, r, n, MPI_CHAR, MPI_SUM, w);
+    if (strcmp(what, "iallreduce") == 0) {
+        MPI_Iallreduce(s, r, n, MPI_CHAR, MPI_SUM, w, &q);
+        return MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    if (strcmp(what, "ibcast") == 0) {
+        MPI_Ibcast(s, n, MPI_CHAR, root, w, &q);
+        return MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    (void)size;
+    return -1;
 }
 
 int main(int argc, char **argv)
@@ -53,17 +80,25 @@ int main(int argc, char **argv)
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     double t[1000];
     for (const char *p = sizes; *p;) {
         int n = atoi(p);
-        char *s = calloc((size_t)n + 1, 1), *r = calloc((size_t)n + 1, 1);
+        size_t big = (size_t)n * (size_t)size + 1;   /* room for P blocks */
+        char *s = calloc(big, 1), *r = calloc(big, 1);
+        if (one(what, s, r, n, 0, size) != MPI_SUCCESS) {
+            if (rank == 0)
+                fprintf(stderr, "lat: unknown collective %s\n", what);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
         for (int i = 0; i < warmup; i++)
-            one(what, s, r, n, 0);
+            one(what, s, r, n, 0, size);
         for (int k = 0; k < reps; k++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (int i = 0; i < iters; i++)
-                one(what, s, r, n, 0);
+                one(what, s, r, n, 0, size);
             double us = (MPI_Wtime() - t0) * 1e6 / iters;
             MPI_Allreduce(&us, &t[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }

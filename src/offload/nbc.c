@@ -90,6 +90,7 @@ int acis_nb_start(const struct acis_call *c)
     acis_exec_start(x);
     acis_engine_progress();              /* the first window goes out now */
     advance(x);
-    acis_dev_release();                  /* the switch thread serves while we are away */
+    if (!acis_exec_complete(x))
+        acis_dev_release();              /* the switch thread serves while we are away */
     return MPI_SUCCESS;
 }

@@ -2,10 +2,15 @@
 # concurrency.sh -- offloaded collectives in flight together: nonblocking
 # ones mixed with MPICH's requests on one and several communicators
 # (nbc_check), and MPI_THREAD_MULTIPLE with two threads per rank on their
-# own communicators (threads), at 2 and 4 ranks.
+# own communicators (threads), at 2 and 4 ranks; and derived datatypes
+# through the switch (dtype_check).
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on
 
+for np in 2 3 4; do
+    note "derived datatypes, $np ranks"
+    run_mpi $np "$TESTS_DIR/dtype_check" || fail "dtype_check, $np ranks"
+done
 for np in 2 4; do
     note "nonblocking, mixed requests, $np ranks"
     run_mpi $np "$TESTS_DIR/nbc_check" || fail "nbc_check, $np ranks"
