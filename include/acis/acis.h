@@ -52,6 +52,9 @@ struct acis_host_stats {
     uint64_t packets_dropped;              /* received but invalid, by the host */
     uint64_t comms_offloaded;              /* communicators with a switch table entry */
     uint64_t comms_refused;                /* communicators that fell back at setup */
+    uint64_t retransmits;                  /* packets sent again after a timeout */
+    uint64_t switch_failures;              /* times this process saw the switch fail */
+    uint64_t recovered;                    /* collectives finished in software after it */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -213,7 +213,9 @@ enum acis_status {
     X(tables_refused, "communicator table requests refused")                 \
     X(slots_in_use, "aggregation slots claimed by table rows")               \
     X(slots_capacity, "aggregation slots")                                   \
-    X(buffer_bytes, "bytes of aggregation buffers allocated")
+    X(buffer_bytes, "bytes of aggregation buffers allocated")                \
+    X(repeats, "answers sent again for repeated packets")                    \
+    X(drop_stale, "dropped: a segment older than the slot's last two")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,

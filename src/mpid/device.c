@@ -26,7 +26,7 @@ struct acis_dev_ctx {
     uint64_t key;
     uint32_t rank;
     uint32_t req;                  /* control request ids */
-    uint32_t inflight, credit_cap;
+    uint32_t credit_cap;
     int spin, spin_us, timeout_ms;
     acis_dev_deliver deliver;
     void *deliver_arg;
@@ -44,6 +44,8 @@ struct acis_dev_ctx {
     /* MPI_THREAD_MULTIPLE */
     int threaded;
     pthread_mutex_t lock;
+    /* fault injection on what we send */
+    struct acis_fault fault;
 };
 
 static struct acis_dev_ctx acis_dev = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -102,10 +104,36 @@ static size_t control_packet(const struct acis_dev_ctx *d, uint8_t *buf, unsigne
     return ACIS_HDR_LEN;
 }
 
-uint32_t acis_dev_credits(void)
+void acis_dev_set_faults(const struct acis_fault_rates *r, uint64_t seed)
 {
-    return acis_dev.inflight >= acis_dev.credit_cap ? 0
-                                                    : acis_dev.credit_cap - acis_dev.inflight;
+    acis_fault_free(&acis_dev.fault);
+    acis_fault_init(&acis_dev.fault, r, seed);
+}
+
+/* The injector's way out: one flat packet to the channel. */
+static void fault_sink(void *ctx, uint32_t dest, const void *buf, size_t len)
+{
+    struct acis_dev_ctx *d = ctx;
+    (void)dest;
+    struct acis_dev_pkt p = { buf, (const uint8_t *)buf + ACIS_HDR_LEN,
+                              (uint32_t)(len - ACIS_HDR_LEN) };
+    d->ops->send(d->ch, &p, 1);
+}
+
+/* Send n packets, through the fault injector when one is set. */
+static int chan_send(struct acis_dev_ctx *d, const struct acis_dev_pkt *pkts, int n)
+{
+    if (!d->fault.active)
+        return d->ops->send(d->ch, pkts, n);
+    uint8_t flat[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
+    uint64_t now = acis_now_ns();
+    for (int i = 0; i < n; i++) {
+        memcpy(flat, pkts[i].hdr, ACIS_HDR_LEN);
+        if (pkts[i].len)
+            memcpy(flat + ACIS_HDR_LEN, pkts[i].payload, pkts[i].len);
+        acis_fault_send(&d->fault, fault_sink, d, 0, flat, ACIS_HDR_LEN + pkts[i].len, now);
+    }
+    return 0;
 }
 
 uint32_t acis_dev_credit_cap(void)
@@ -115,9 +143,8 @@ uint32_t acis_dev_credit_cap(void)
 
 int acis_dev_send(const struct acis_dev_pkt *pkts, int n)
 {
-    if (acis_dev.ops->send(acis_dev.ch, pkts, n) != 0)
+    if (chan_send(&acis_dev, pkts, n) != 0)
         return -1;
-    acis_dev.inflight += (uint32_t)n;
     ACIS_COUNT(packets_sent, (uint64_t)n);
     uint64_t b = 0;
     for (int i = 0; i < n; i++)
@@ -148,8 +175,6 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len)
         }
         return 1;
     }
-    if (d->inflight > 0)
-        d->inflight--;
     if (d->deliver)
         d->deliver(d->deliver_arg, &h, pkt + ACIS_HDR_LEN);
     return 1;
@@ -161,6 +186,8 @@ static int poll_ctx(struct acis_dev_ctx *d)
     int total = 0, n;
     if (d->embedded)
         acis_udpsw_drive(d->embedded);           /* serve the switch we host */
+    if (d->fault.nheld)
+        acis_fault_flush(&d->fault, fault_sink, d, acis_now_ns());
     do {
         n = d->ops->recv(d->ch, d->rx, d->rx_cap, lens, ACIS_RX_BATCH);
         if (n < 0)
@@ -214,7 +241,7 @@ static int round_trip(struct acis_dev_ctx *d, const uint8_t *hdr, const void *pa
         if (now - start > (uint64_t)timeout_ms * 1000000ull)
             break;
         if (sent == 0 || now - sent > RETRY_NS) {
-            if (d->ops->send(d->ch, &p, 1) != 0)
+            if (chan_send(d, &p, 1) != 0)
                 break;
             sent = now;
         }
@@ -234,7 +261,6 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
     memset(&acis_dev.info, 0, sizeof acis_dev.info);
     acis_dev.key = key;
     acis_dev.rank = rank;
-    acis_dev.inflight = 0;
     if (chan < 0 || chan > ACIS_DEV_VERBS) {
         snprintf(why, whylen, "no device");
         return -1;

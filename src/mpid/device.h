@@ -44,6 +44,11 @@ void acis_dev_close(void);
 
 const struct acis_dev_info *acis_dev_info(void);
 
+/* Inject faults into what this process sends (tests); rates of
+ * util.h's struct acis_fault_rates, seed for the random choices. */
+struct acis_fault_rates;
+void acis_dev_set_faults(const struct acis_fault_rates *r, uint64_t seed);
+
 /* Serialise users of the device under MPI_THREAD_MULTIPLE (no-ops until
  * acis_dev_set_threaded(1)); deliver callbacks run with the lock held. */
 void acis_dev_set_threaded(int on);
@@ -64,9 +69,8 @@ int acis_dev_switch_stats(uint64_t *out, int max);
 /* Send n data packets (one batch).  Returns 0 or -1. */
 int acis_dev_send(const struct acis_dev_pkt *pkts, int n);
 
-/* Packets this process may still put in flight (credit left), and at
- * most. */
-uint32_t acis_dev_credits(void);
+/* Packets this process may have in flight (what its port's and its own
+ * socket buffers surely hold); src/offload counts what is out. */
 uint32_t acis_dev_credit_cap(void);
 
 /* Receive what has arrived, validate it, hand data answers to the

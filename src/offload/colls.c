@@ -136,6 +136,7 @@ static void plan_reduce_scatter(const struct acis_call *c, struct acis_plan *p, 
     p->total = wire_bytes(c, all);
     p->has_src = p->has_dst = 1;
     p->src = run(c->sbuf == MPI_IN_PLACE ? c->rbuf : c->sbuf, (int)all, c->stype);
+    p->copy_src = c->sbuf == MPI_IN_PLACE && before > 0;
     p->dst_off = wire_bytes(c, before);
     p->dst = run(c->rbuf, mine, c->stype);
 }

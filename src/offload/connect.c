@@ -34,6 +34,21 @@ static int decide_spin(int local_ranks, int embedded_here)
     return local_ranks <= acis_cores();
 }
 
+/* Fault injection from the FAULT CVARs (tests), for this process's
+ * device and, on rank 0, the embedded switch. */
+static struct acis_fault_rates fault_rates(void)
+{
+    struct acis_fault_rates r = {
+        .drop = (uint64_t)ACIS_CV(OFFLOAD_FAULT_DROP),
+        .dup = (uint64_t)ACIS_CV(OFFLOAD_FAULT_DUP),
+        .reorder = (uint64_t)ACIS_CV(OFFLOAD_FAULT_REORDER),
+        .delay = (uint64_t)ACIS_CV(OFFLOAD_FAULT_DELAY),
+        .corrupt = (uint64_t)ACIS_CV(OFFLOAD_FAULT_CORRUPT),
+        .delay_ns = (uint64_t)ACIS_CV(OFFLOAD_FAULT_DELAY_US) * 1000,
+    };
+    return r;
+}
+
 /* The lowest rank that failed says why (rank 0 of MPI_COMM_WORLD reports
  * for everyone when the failure is its own). */
 static void report_failure(int failed, const char *why)
@@ -71,6 +86,8 @@ int acis_connect(void)
             o.slots = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_SLOTS);
             o.tables = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_TABLES);
             o.ports = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PORTS);
+            o.faults = fault_rates();
+            o.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 7919 + 104729;
             if (acis_dev_embed_start(embed_listen(local), &o, spin, addr, sizeof addr, why,
                                      sizeof why) == 0)
                 acis_oc.embedded = 1;
@@ -88,6 +105,9 @@ int acis_connect(void)
         acis_dev_set_wait(decide_spin(local, acis_oc.embedded || auto_switch),
                           (int)ACIS_CV(OFFLOAD_SPIN_US), (int)ACIS_CV(OFFLOAD_TIMEOUT_MS));
         acis_dev_set_threaded(acis_oc.thread_level == MPI_THREAD_MULTIPLE);
+        struct acis_fault_rates fr = fault_rates();
+        acis_dev_set_faults(&fr, (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 1000003 +
+                                     (uint64_t)acis_oc.world_rank);
         failed = acis_dev_open(chan, addr, acis_oc.job_key, (uint32_t)acis_oc.world_rank,
                                (uint32_t)acis_oc.world_size,
                                (int)ACIS_CV(OFFLOAD_CONNECT_MS), why, sizeof why) != 0;

@@ -36,8 +36,9 @@ static void coff_free(void *p)
             *pp = co->next_active;
             break;
         }
+    acis_oc.inflight -= co->win.busy_count;
     acis_dev_unlock();
-    free(co->win.busy);
+    acis_window_free(&co->win);
     free(co);
 }
 
@@ -45,11 +46,10 @@ static struct acis_coff *coff_of(struct acis_comm *cs)
 {
     if (!cs->off) {
         struct acis_coff *co = calloc(1, sizeof *co);
-        if (!co || !(co->win.busy = calloc(cs->window, 1))) {
+        if (!co || acis_window_init(&co->win, cs->window) != 0) {
             free(co);
             return NULL;
         }
-        co->win.size = cs->window;
         cs->off = co;
     }
     return cs->off;
@@ -65,7 +65,9 @@ static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
     while (op && op->st.seq != h->seq)
         op = op->next;
     if (!op || acis_stream_answer(&op->st, &co->win, h, payload) != 0)
-        ACIS_COUNT(packets_dropped, 1);
+        ACIS_COUNT(packets_dropped, 1);       /* a repeat, or stale */
+    else
+        acis_oc.inflight--;
 }
 
 void acis_engine_init(void)
@@ -110,23 +112,40 @@ static int pump(struct acis_coff *co)
     uint8_t hdrs[BATCH][ACIS_HDR_LEN];
     struct acis_dev_pkt pk[BATCH];
     int n = 0;
-    uint32_t credit = acis_dev_credits();
+    uint64_t now = acis_now_ns();
+    uint32_t cap = acis_dev_credit_cap();
     for (struct acis_op *op = co->ops; op; op = op->next) {
-        while (credit > 0 && acis_stream_can_send(&op->st, &co->win)) {
+        while (acis_oc.inflight < cap && acis_stream_can_send(&op->st, &co->win)) {
             const uint8_t *pl;
             uint32_t len;
-            acis_stream_next(&op->st, &co->win, hdrs[n], &pl, &len);
+            acis_stream_next(&op->st, &co->win, hdrs[n], &pl, &len, now);
             pk[n] = (struct acis_dev_pkt){ hdrs[n], pl, len };
-            credit--;
+            acis_oc.inflight++;
             if (++n == BATCH) {
                 if (acis_dev_send(pk, n) != 0)
                     return -1;
                 n = 0;
-                credit = acis_dev_credits();
             }
         }
     }
     return n ? acis_dev_send(pk, n) : 0;
+}
+
+/* Send again every segment whose answer is overdue (loss recovery). */
+static int resend_overdue(struct acis_coff *co, uint64_t now, uint64_t rto)
+{
+    uint8_t hdr[ACIS_HDR_LEN];
+    for (uint32_t slot = 0; slot < co->win.size && co->win.busy_count; slot++) {
+        const uint8_t *pl;
+        uint32_t len;
+        if (!acis_window_resend(&co->win, slot, now, rto, hdr, &pl, &len))
+            continue;
+        struct acis_dev_pkt p = { hdr, pl, len };
+        if (acis_dev_send(&p, 1) != 0)
+            return -1;
+        ACIS_COUNT(retransmits, 1);
+    }
+    return 0;
 }
 
 /* Take finished collectives off their communicators' lists. */
@@ -160,6 +179,12 @@ int acis_engine_progress(void)
     for (struct acis_coff *co = acis_oc.active; co && rc == 0; co = co->next_active)
         rc = pump(co);
     int got = rc == 0 ? acis_dev_poll() : -1;
+    if (got == 0) {                             /* quiet: anything overdue? */
+        uint64_t now = acis_now_ns(), rto = (uint64_t)ACIS_CV(OFFLOAD_RETRANSMIT_US) * 1000;
+        for (struct acis_coff *co = acis_oc.active; co && rc == 0; co = co->next_active)
+            rc = resend_overdue(co, now, rto);
+        got = rc == 0 ? 0 : -1;
+    }
     reap();
     acis_dev_unlock();
     return got;

@@ -51,7 +51,7 @@ static int start_main(struct acis_exec *x)
     struct acis_plan *p = &x->p;
     if (acis_plan(&x->c, x->blocks, p) != 0)
         fatal(x, "internal error: selected for offload without a plan");
-    if (p->has_src && acis_image_in(&x->src, &p->src, p->wire, x->c.comm) != 0)
+    if (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, x->c.comm) != 0)
         return -1;
     if (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0)
         return -1;

@@ -85,13 +85,22 @@ static int prepare(struct acis_image *im, const struct acis_buf *b, int wire,
     return 0;
 }
 
-int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, MPI_Comm comm)
+int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int copy,
+                  MPI_Comm comm)
 {
     struct acis_dtinfo dt;
     if (prepare(im, b, wire, &dt) != 0)
         return -1;
-    if ((im->p = in_place(b, &dt, wire)))
+    if ((im->p = in_place(b, &dt, wire))) {
+        if (!copy)
+            return 0;
+        im->tmp = malloc(im->len + 1);
+        if (!im->tmp)
+            return -1;
+        memcpy(im->tmp, im->p, im->len);
+        im->p = im->tmp;
         return 0;
+    }
     int psize, pos = 0, n = total_count(b);
     PMPI_Pack_size(n, b->type, comm, &psize);
     uint8_t *packed = malloc((size_t)psize + 1);

@@ -109,6 +109,8 @@ ACIS_API int MPI_Finalize(void)
     if (acis_oc.mode != ACIS_MODE_PASS) {
         if (ACIS_CV(OFFLOAD_STATS))
             acis_summary_print();
+        if (acis_fb.device_ok)
+            PMPI_Barrier(MPI_COMM_WORLD);   /* every rank has every answer it needs */
         acis_comm_release(MPI_COMM_WORLD);
         acis_comm_release(MPI_COMM_SELF);
         if (acis_fb.device_ok)

@@ -33,6 +33,7 @@ struct acis_offload_ctx {
     int eager;                /* set up table rows when communicators are made */
     struct acis_coff *active; /* communicators with collectives in flight
                                  (engine.c, under the device lock) */
+    uint32_t inflight;        /* segments out, all communicators (ditto) */
     MPIX_Grequest_class nb_class; /* generalized requests of nonblocking calls */
 };
 
@@ -72,8 +73,10 @@ struct acis_buf {
     int nblocks;
 };
 
-/* wire: wire elements (reductions) instead of MPI_Pack bytes. */
-int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, MPI_Comm comm);
+/* wire: wire elements (reductions) instead of MPI_Pack bytes; copy: never
+ * use the buffer in place. */
+int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int copy,
+                  MPI_Comm comm);
 int acis_image_out(struct acis_image *im, const struct acis_buf *b, int wire);
 int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
                       MPI_Comm comm);
@@ -86,6 +89,9 @@ struct acis_plan {
     uint64_t total;           /* result-space bytes */
     int wire;                 /* data in wire elements (else packed bytes) */
     int has_src, has_dst;
+    int copy_src;             /* answers overwrite the source (in-place
+                                 reduce-scatter): send from a copy, so a
+                                 repeated segment carries the original */
     struct acis_buf src, dst; /* my piece, and where my answer goes */
     uint64_t src_off, dst_off;/* their places in the result space */
 };

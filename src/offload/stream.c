@@ -21,6 +21,31 @@ uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype)
     return es ? max_payload / es * es : max_payload;
 }
 
+int acis_window_init(struct acis_window *w, uint32_t size)
+{
+    memset(w, 0, sizeof *w);
+    w->size = size;
+    w->busy = calloc(size, 1);
+    w->owner = calloc(size, sizeof *w->owner);
+    w->seg = calloc(size, sizeof *w->seg);
+    w->sent_ns = calloc(size, sizeof *w->sent_ns);
+    w->tries = calloc(size, 1);
+    if (size && w->busy && w->owner && w->seg && w->sent_ns && w->tries)
+        return 0;
+    acis_window_free(w);
+    return -1;
+}
+
+void acis_window_free(struct acis_window *w)
+{
+    free(w->busy);
+    free(w->owner);
+    free(w->seg);
+    free(w->sent_ns);
+    free(w->tries);
+    memset(w, 0, sizeof *w);
+}
+
 int acis_stream_start(struct acis_stream *s, struct acis_window *w)
 {
     s->nseg = s->total ? (uint32_t)((s->total + s->seg_bytes - 1) / s->seg_bytes) : 1;
@@ -58,13 +83,14 @@ static void overlap(uint64_t a, uint64_t al, uint64_t b, uint64_t bl,
     *len = h > l ? h - l : 0;
 }
 
-void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
-                      const uint8_t **payload, uint32_t *len)
+/* The packet of segment k (its slot is the segment's position modulo the
+ * window; the round bit alternates between the slot's uses). */
+static void build(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
+                  uint8_t *hdr, const uint8_t **payload, uint32_t *len)
 {
-    uint32_t k = s->next++;
     uint64_t base = (uint64_t)k * s->seg_bytes;
     uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
-    uint64_t plo, plen, rlo, rlen;
+    uint64_t plo, plen, rlo, rlen, pos = s->pos0 + k;
     if (s->total == 0)
         seg_len = 0;
     overlap(s->src_off, s->src_len, base, seg_len, &plo, &plen);
@@ -72,6 +98,7 @@ void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr
     struct acis_hdr h = {
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
         .opcode = ACIS_OPC(s->kind, s->alg), .op = s->op, .dtype = s->dtype,
+        .flags = (pos / w->size) & 1 ? ACIS_F_ROUND : 0,
         .slot = (uint16_t)slot_of(s, w, k), .payload_len = (uint32_t)plen,
         .job_key = s->job_key, .ctx = s->ctx, .seq = s->seq, .src = s->src,
         .root = s->root, .seg_index = k, .seg_offset = plen ? plo : base,
@@ -82,7 +109,34 @@ void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr
     *len = (uint32_t)plen;
     acis_hdr_encode(&h, hdr);
     acis_hdr_seal(hdr, *payload, plen);
-    w->busy[h.slot] = 1;
+}
+
+void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
+                      const uint8_t **payload, uint32_t *len, uint64_t now)
+{
+    uint32_t k = s->next++, slot = slot_of(s, w, k);
+    build(s, w, k, hdr, payload, len);
+    w->busy[slot] = 1;
+    w->owner[slot] = s;
+    w->seg[slot] = k;
+    w->sent_ns[slot] = now;
+    w->tries[slot] = 0;
+    w->busy_count++;
+}
+
+int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint64_t rto_ns,
+                       uint8_t *hdr, const uint8_t **payload, uint32_t *len)
+{
+    if (!w->busy[slot])
+        return 0;
+    unsigned t = w->tries[slot] < 6 ? w->tries[slot] : 6;
+    if (now - w->sent_ns[slot] < rto_ns << t)
+        return 0;
+    build(w->owner[slot], w, w->seg[slot], hdr, payload, len);
+    w->sent_ns[slot] = now;
+    if (w->tries[slot] < 255)
+        w->tries[slot]++;
+    return 1;
 }
 
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
@@ -107,5 +161,7 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     s->got[k / 64] |= 1ull << (k % 64);
     s->answered++;
     w->busy[h->slot] = 0;
+    w->owner[h->slot] = NULL;
+    w->busy_count--;
     return 0;
 }

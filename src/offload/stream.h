@@ -14,12 +14,23 @@
 
 #include "acis/wire.h"
 
-/* The slot window of one communicator row, shared by its collectives. */
+/* The slot window of one communicator row, shared by its collectives.
+ * For each slot with a segment out: which collective and segment, when it
+ * was last sent and how often, for retransmission. */
 struct acis_window {
     uint32_t size;            /* slots of the row */
     uint64_t next_pos;        /* next stream position to hand out */
+    uint32_t busy_count;      /* slots with a segment out */
     uint8_t *busy;            /* size flags: segment sent, answer pending */
+    struct acis_stream **owner;
+    uint32_t *seg;
+    uint64_t *sent_ns;
+    uint8_t *tries;
 };
+
+/* Allocate/free a window of size slots; 0 or -1. */
+int acis_window_init(struct acis_window *w, uint32_t size);
+void acis_window_free(struct acis_window *w);
 
 struct acis_stream {
     /* what every packet of the collective carries */
@@ -53,10 +64,16 @@ void acis_stream_done(struct acis_stream *s);
 int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *w);
 
 /* Build the packet of segment s->next into hdr (ACIS_HDR_LEN bytes,
- * sealed) and point *payload and *len at its data; marks the slot busy and
- * advances s->next. */
+ * sealed) and point *payload and *len at its data; marks the slot busy
+ * (sent at now) and advances s->next. */
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
-                      const uint8_t **payload, uint32_t *len);
+                      const uint8_t **payload, uint32_t *len, uint64_t now);
+
+/* If the segment out on slot has waited rto_ns << tries (tries capped at
+ * 6) since it was last sent, build it again as above, note the new send
+ * and return 1; else 0. */
+int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint64_t rto_ns,
+                       uint8_t *hdr, const uint8_t **payload, uint32_t *len);
 
 /* Take an answer for this stream (decoded, same ctx and seq).  Copies the
  * data to its place and frees the slot.  Returns 0, or -1 if the packet

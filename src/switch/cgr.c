@@ -7,7 +7,13 @@
  *
  * Reductions whose result depends on order (floating point) and scans keep
  * each member's piece and fold them in rank order at completion, so the
- * result is bitwise the same on every rank and every run. */
+ * result is bitwise the same on every rank and every run.
+ *
+ * Loss: a slot keeps its previous, complete segment (the shadow copy), so
+ * a member whose answer was lost repeats its packet and gets the answer
+ * again; a duplicate of a packet already counted is dropped; a packet of a
+ * segment older than the slot's last two (a delayed stale copy) is dropped
+ * and can never leak into a later collective. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -74,67 +80,80 @@ static int piece_ok(const struct sw_ct *ct, unsigned kind, unsigned alg, uint32_
     }
 }
 
-static void slot_reset(struct sw_slot *s, uint32_t members)
+static int same_segment(const struct sw_use *u, const struct acis_hdr *h)
 {
-    s->busy = 0;
-    s->arrived = 0;
-    s->placed = 0;
-    s->have_first = 0;
-    memset(s->bits, 0, (members + 63) / 64 * sizeof(uint64_t));
+    return u->seq == h->seq && u->seg == h->seg_index;
+}
+
+/* Segments reach a slot in increasing (sequence, segment) order, sequence
+ * numbers compared as serial numbers (they wrap). */
+static int newer(const struct acis_hdr *h, const struct sw_use *u)
+{
+    int32_t d = (int32_t)(h->seq - u->seq);
+    return d > 0 || (d == 0 && h->seg_index > u->seg);
+}
+
+static void use_reset(struct sw_use *u, uint32_t members)
+{
+    u->busy = u->done = 0;
+    u->arrived = 0;
+    u->placed = 0;
+    u->have_first = 0;
+    memset(u->bits, 0, (members + 63) / 64 * sizeof(uint64_t));
 }
 
 /* Ordered reductions and scans keep every member's piece. */
-static uint8_t *contrib_of(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s,
+static uint8_t *contrib_of(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
                            uint32_t rank)
 {
-    if (!s->contrib) {
-        s->contrib = malloc((size_t)ct->size * sw->o.payload);
-        if (!s->contrib)
+    if (!u->contrib) {
+        u->contrib = malloc((size_t)ct->size * sw->o.payload);
+        if (!u->contrib)
             return NULL;
         SWC(sw, buffer_bytes) += (uint64_t)ct->size * sw->o.payload;
     }
-    return s->contrib + (size_t)rank * sw->o.payload;
+    return u->contrib + (size_t)rank * sw->o.payload;
 }
 
 static void result_header(const struct acis_sw *sw, const struct sw_ct *ct,
-                          const struct sw_slot *s, uint32_t slot, struct acis_hdr *r)
+                          const struct sw_use *u, uint32_t slot, struct acis_hdr *r)
 {
     memset(r, 0, sizeof *r);
     r->magic = ACIS_WIRE_MAGIC;
     r->version = ACIS_WIRE_VERSION;
-    r->opcode = ACIS_OPC(s->kind, s->alg);
-    r->op = s->op;
-    r->dtype = s->dtype;
+    r->opcode = ACIS_OPC(u->kind, u->alg);
+    r->op = u->op;
+    r->dtype = u->dtype;
+    r->flags = u->round ? ACIS_F_ROUND : 0;
     r->slot = (uint16_t)slot;
     r->job_key = sw->jobs[ct->job].key;
     r->ctx = sw_ct_ctx(sw, (uint32_t)(ct - sw->cts));
-    r->seq = s->seq;
+    r->seq = u->seq;
     r->src = ACIS_NO_RANK;
-    r->root = s->root;
-    r->seg_index = s->seg;
-    r->total_len = s->total;
+    r->root = u->root;
+    r->seg_index = u->seg;
+    r->total_len = u->total;
 }
 
 /* Send buf[rx] of the segment (or an acknowledgement) to the members in
  * ports[0..n), which all asked for the same range. */
-static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_slot *s,
+static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
                        uint32_t slot, const uint32_t *ports, uint32_t n,
                        const uint8_t *buf, uint32_t rx_off, uint32_t rx_len)
 {
     struct acis_hdr r;
-    result_header(sw, ct, s, slot, &r);
-    r.flags = ACIS_F_RESULT | (rx_len ? 0 : ACIS_F_ACK);
-    r.seg_offset = s->base + rx_off;
+    result_header(sw, ct, u, slot, &r);
+    r.flags |= ACIS_F_RESULT | (rx_len ? 0 : ACIS_F_ACK);
+    r.seg_offset = u->base + rx_off;
     r.rx_off = rx_off;
     r.rx_len = rx_len;
-    r.payload_len = rx_len;
     sw_emit(sw, ports, n, &r, buf + rx_off, rx_len);
     if (n > 1)
         SWC(sw, multicasts)++;
 }
 
 /* Everyone gets their range of buf, grouped by range. */
-static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
+static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
 {
     uint32_t n = ct->size, *ports = malloc(sizeof(uint32_t) * n);
     uint8_t *done = calloc(n, 1);
@@ -145,68 +164,143 @@ static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, ui
             continue;
         uint32_t k = 0;
         for (uint32_t q = r; q < n; q++) {
-            if (!done[q] && s->rx_off[q] == s->rx_off[r] && s->rx_len[q] == s->rx_len[r]) {
+            if (!done[q] && u->rx_off[q] == u->rx_off[r] && u->rx_len[q] == u->rx_len[r]) {
                 ports[k++] = ct->rank_port[q];
                 done[q] = 1;
             }
         }
-        emit_range(sw, ct, s, slot, ports, k, s->buf, s->rx_off[r], s->rx_len[r]);
+        emit_range(sw, ct, u, slot, ports, k, u->buf, u->rx_off[r], u->rx_len[r]);
     }
 out:
     free(ports);
     free(done);
 }
 
-/* Scans: member r gets the fold of members 0..r (SCAN) or 0..r-1 (EXSCAN;
- * member 0 only an acknowledgement). */
-static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
+/* The fold of members 0..upto of a scan into out (upto < 0: nothing). */
+static void scan_prefix(const struct acis_sw *sw, const struct sw_use *u, int upto, uint8_t *out)
 {
-    size_t es = acis_wire_dt_size(s->dtype), ne = s->len / es;
-    int ex = s->kind == ACIS_K_EXSCAN;
-    memcpy(s->buf, s->contrib, s->len);
+    size_t ne = u->len / acis_wire_dt_size(u->dtype);
+    memcpy(out, u->contrib, u->len);
+    for (int r = 1; r <= upto; r++)
+        acis_reduce(u->op, u->dtype, out, u->contrib + (size_t)r * sw->o.payload, ne);
+}
+
+/* Scans: member r gets the fold of members 0..r (SCAN) or 0..r-1 (EXSCAN;
+ * member 0 only an acknowledgement).  One running fold serves them all. */
+static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
+{
+    size_t es = acis_wire_dt_size(u->dtype), ne = u->len / es;
+    int ex = u->kind == ACIS_K_EXSCAN;
+    memcpy(u->buf, u->contrib, u->len);
     for (uint32_t r = 0; r < ct->size; r++) {
         if (r > 0 && !ex) {
-            acis_reduce(s->op, s->dtype, s->buf, s->contrib + (size_t)r * sw->o.payload, ne);
+            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * sw->o.payload, ne);
             SWC(sw, elements_reduced) += ne;
         }
-        uint32_t len = ex && r == 0 ? 0 : s->rx_len[r];
-        emit_range(sw, ct, s, slot, &ct->rank_port[r], 1, s->buf, s->rx_off[r], len);
+        uint32_t len = ex && r == 0 ? 0 : u->rx_len[r];
+        emit_range(sw, ct, u, slot, &ct->rank_port[r], 1, u->buf, u->rx_off[r], len);
         if (r > 0 && ex) {
-            acis_reduce(s->op, s->dtype, s->buf, s->contrib + (size_t)r * sw->o.payload, ne);
+            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * sw->o.payload, ne);
             SWC(sw, elements_reduced) += ne;
         }
     }
 }
 
+/* A repeat from a member whose answer was lost: send it again. */
+static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
+                         uint32_t slot, uint32_t rank)
+{
+    uint32_t port = ct->rank_port[rank], len = u->rx_len[rank];
+    SWC(sw, repeats)++;
+    if (!is_scan(u->kind)) {
+        emit_range(sw, ct, u, slot, &port, 1, u->buf, u->rx_off[rank], len);
+        return;
+    }
+    int upto = u->kind == ACIS_K_EXSCAN ? (int)rank - 1 : (int)rank;
+    uint8_t *tmp = upto >= 0 ? malloc(u->len + 1) : NULL;
+    if (upto >= 0 && !tmp)
+        return;                                  /* the member will ask again */
+    if (tmp)
+        scan_prefix(sw, u, upto, tmp);
+    emit_range(sw, ct, u, slot, &port, 1, tmp, u->rx_off[rank], upto >= 0 ? len : 0);
+    free(tmp);
+}
+
 static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
-    size_t es = acis_wire_dt_size(s->dtype);
-    if (is_scan(s->kind)) {
-        emit_scan(sw, ct, s, slot);
+    struct sw_use *u = &s->u[s->cur];
+    size_t es = acis_wire_dt_size(u->dtype);
+    if (is_scan(u->kind)) {
+        emit_scan(sw, ct, u, slot);
     } else {
-        if (is_reduction(s->kind) && acis_wire_order_sensitive(s->op, s->dtype)) {
-            memcpy(s->buf, s->contrib, s->len);
+        if (is_reduction(u->kind) && acis_wire_order_sensitive(u->op, u->dtype)) {
+            memcpy(u->buf, u->contrib, u->len);
             for (uint32_t r = 1; r < ct->size; r++)
-                acis_reduce(s->op, s->dtype, s->buf,
-                            s->contrib + (size_t)r * sw->o.payload, s->len / es);
-            SWC(sw, elements_reduced) += (uint64_t)(ct->size - 1) * (s->len / es);
+                acis_reduce(u->op, u->dtype, u->buf,
+                            u->contrib + (size_t)r * sw->o.payload, u->len / es);
+            SWC(sw, elements_reduced) += (uint64_t)(ct->size - 1) * (u->len / es);
         }
-        emit_all(sw, ct, s, slot);
+        emit_all(sw, ct, u, slot);
     }
     SWC(sw, segments)++;
-    sw->c[ACIS_SWC_seg_barrier + s->kind - ACIS_K_BARRIER]++;
-    slot_reset(s, ct->size);
+    sw->c[ACIS_SWC_seg_barrier + u->kind - ACIS_K_BARRIER]++;
+    u->done = 1;                                   /* kept for repeats */
+    s->cur ^= 1;                                   /* every member has the older one */
+    use_reset(&s->u[s->cur], ct->size);
+}
+
+/* Fold or place a member's piece into the current use. */
+static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t rank,
+                   const struct acis_hdr *h, const uint8_t *payload)
+{
+    if (is_reduction(u->kind)) {
+        if (is_scan(u->kind) || acis_wire_order_sensitive(h->op, h->dtype)) {
+            uint8_t *c = contrib_of(sw, ct, u, rank);
+            if (!c)
+                return -1;
+            memcpy(c, payload, u->len);
+        } else if (!u->have_first) {
+            memcpy(u->buf, payload, u->len);
+            u->have_first = 1;
+        } else {
+            size_t ne = u->len / acis_wire_dt_size(h->dtype);
+            acis_reduce(h->op, h->dtype, u->buf, payload, ne);
+            SWC(sw, elements_reduced) += ne;
+        }
+    } else if (h->payload_len) {
+        memcpy(u->buf + (h->seg_offset - u->base), payload, h->payload_len);
+        u->placed += h->payload_len;
+    }
+    return 0;
 }
 
 void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
                   const struct acis_hdr *h, const uint8_t *payload)
 {
     unsigned kind = ACIS_OPC_KIND(h->opcode), alg = ACIS_OPC_ALG(h->opcode);
+    uint8_t round = (h->flags & ACIS_F_ROUND) != 0;
     if (h->slot >= ct->window) {
         SWC(sw, drop_slot)++;
         return;
     }
     struct sw_slot *s = &ct->slots[h->slot];
+    struct sw_use *u = &s->u[s->cur], *prev = &s->u[s->cur ^ 1];
+
+    if (prev->done && same_segment(prev, h)) {       /* a repeat of the last one */
+        if (prev->bits[rank / 64] >> (rank % 64) & 1)
+            answer_again(sw, ct, prev, h->slot, rank);
+        else
+            SWC(sw, drop_stale)++;
+        return;
+    }
+    if (u->busy && !same_segment(u, h)) {
+        SWC(sw, drop_slot)++;                        /* the slot is in other use */
+        return;
+    }
+    if (!u->busy && prev->done && (prev->round == round || !newer(h, prev))) {
+        SWC(sw, drop_stale)++;                       /* older than the last use: stale */
+        return;
+    }
     uint32_t sb = seg_bytes(sw, kind, h->dtype);
     uint64_t base = (uint64_t)h->seg_index * sb;
     if (!(base < h->total_len || (h->total_len == 0 && h->seg_index == 0)) ||
@@ -215,62 +309,42 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         return;
     }
     uint32_t len = (uint32_t)(h->total_len - base < sb ? h->total_len - base : sb);
-    if (s->busy && (s->seq != h->seq || s->seg != h->seg_index)) {
-        SWC(sw, drop_slot)++;                  /* an earlier segment holds it */
-        return;
-    }
-    if (s->busy && (s->kind != kind || s->alg != alg || s->op != h->op || s->dtype != h->dtype ||
-                    s->total != h->total_len || (rooted(kind) && s->root != h->root))) {
+    if (u->busy && (u->kind != kind || u->alg != alg || u->op != h->op || u->dtype != h->dtype ||
+                    u->total != h->total_len || u->round != round ||
+                    (rooted(kind) && u->root != h->root))) {
         SWC(sw, drop_mismatch)++;
         return;
     }
-    if (s->busy && (s->bits[rank / 64] >> (rank % 64) & 1)) {
+    if (u->busy && (u->bits[rank / 64] >> (rank % 64) & 1)) {
         SWC(sw, drop_duplicate)++;
         return;
     }
-    if (!piece_ok(ct, kind, alg, rank, h, base, len, s->busy ? s->placed : 0) ||
+    if (!piece_ok(ct, kind, alg, rank, h, base, len, u->busy ? u->placed : 0) ||
         (uint64_t)h->rx_off + h->rx_len > len) {
         SWC(sw, drop_range)++;
         return;
     }
-    if (!s->busy) {
-        s->busy = 1;
-        s->kind = (uint8_t)kind;
-        s->alg = (uint8_t)alg;
-        s->op = h->op;
-        s->dtype = h->dtype;
-        s->seq = h->seq;
-        s->seg = h->seg_index;
-        s->root = rooted(kind) ? h->root : 0;
-        s->total = h->total_len;
-        s->base = base;
-        s->len = len;
+    if (!u->busy) {
+        u->busy = 1;
+        u->kind = (uint8_t)kind;
+        u->alg = (uint8_t)alg;
+        u->op = h->op;
+        u->dtype = h->dtype;
+        u->round = round;
+        u->seq = h->seq;
+        u->seg = h->seg_index;
+        u->root = rooted(kind) ? h->root : 0;
+        u->total = h->total_len;
+        u->base = base;
+        u->len = len;
     }
-
-    /* Combine the piece. */
-    if (is_reduction(kind)) {
-        if (is_scan(kind) || acis_wire_order_sensitive(h->op, h->dtype)) {
-            uint8_t *c = contrib_of(sw, ct, s, rank);
-            if (!c) {
-                SWC(sw, drop_slot)++;          /* out of memory: host will time out */
-                return;
-            }
-            memcpy(c, payload, len);
-        } else if (!s->have_first) {
-            memcpy(s->buf, payload, len);
-            s->have_first = 1;
-        } else {
-            size_t ne = len / acis_wire_dt_size(h->dtype);
-            acis_reduce(h->op, h->dtype, s->buf, payload, ne);
-            SWC(sw, elements_reduced) += ne;
-        }
-    } else if (h->payload_len) {
-        memcpy(s->buf + (h->seg_offset - base), payload, h->payload_len);
-        s->placed += h->payload_len;
+    if (combine(sw, ct, u, rank, h, payload) != 0) {
+        SWC(sw, drop_slot)++;                        /* out of memory: it will be repeated */
+        return;
     }
-    s->rx_off[rank] = h->rx_off;
-    s->rx_len[rank] = h->rx_len;
-    s->bits[rank / 64] |= 1ull << (rank % 64);
-    if (++s->arrived == ct->size)
+    u->rx_off[rank] = h->rx_off;
+    u->rx_len[rank] = h->rx_len;
+    u->bits[rank / 64] |= 1ull << (rank % 64);
+    if (++u->arrived == ct->size)
         complete(sw, ct, s, h->slot);
 }

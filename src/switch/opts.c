@@ -18,6 +18,21 @@ int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
         { "slots", offsetof(struct acis_sw_opts, slots), 1, 1u << 26 },
         { "payload", offsetof(struct acis_sw_opts, payload), ACIS_MIN_PAYLOAD, ACIS_MAX_PAYLOAD },
     };
+    if (strncmp(name, "fault-", 6) == 0) {
+        if (strcmp(name, "fault-seed") == 0 && value && *value) {
+            o->fault_seed = strtoull(value, NULL, 10);
+            return 0;
+        }
+        if (strcmp(name, "fault-delay-us") == 0 && value && *value) {
+            o->faults.delay_ns = strtoull(value, NULL, 10) * 1000;
+            return 0;
+        }
+        if (value && acis_fault_opt(&o->faults, name + 6, value) == 0)
+            return 0;
+        snprintf(err, errlen, "--%s takes a fraction or percentage (0.05, 5%%), not '%s'",
+                 name, value ? value : "");
+        return -1;
+    }
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         if (strcmp(name, nums[i].name) != 0)
             continue;

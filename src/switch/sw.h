@@ -24,10 +24,12 @@ struct sw_job {
     uint32_t *rank_port;     /* size entries, SW_NONE until HELLO */
 };
 
-/* One aggregation slot: a segment of one collective in flight. */
-struct sw_slot {
-    uint8_t busy;
-    uint8_t kind, alg, op, dtype;
+/* One use of an aggregation slot: a segment of one collective. */
+struct sw_use {
+    uint8_t busy;            /* claimed by a segment */
+    uint8_t done;            /* complete: kept to answer repeats */
+    uint8_t kind, alg, op, dtype, round;
+    uint8_t have_first;      /* buf holds a contribution already */
     uint32_t placed;         /* VAR gathers: bytes placed so far */
     uint32_t seq, seg, root;
     uint64_t total;          /* result-space bytes of the collective */
@@ -36,9 +38,18 @@ struct sw_slot {
     uint32_t arrived;        /* members counted in bits */
     uint64_t *bits;          /* member bitmap */
     uint32_t *rx_off, *rx_len;   /* what each member asked back */
-    uint8_t *buf;            /* the segment being built */
+    uint8_t *buf;            /* the segment being built, or its result */
     uint8_t *contrib;        /* per-member copies, for ordered reductions */
-    uint8_t have_first;      /* buf holds a contribution already */
+};
+
+/* An aggregation slot with a shadow copy (as in SwitchML): the current use
+ * and the previous, complete one.  A member sends a slot's next segment
+ * only after it has the previous answer, so once the current use is
+ * complete every member has the previous one and it can be dropped; until
+ * then a repeated packet of the previous segment gets its answer again. */
+struct sw_slot {
+    struct sw_use u[2];
+    uint8_t cur;             /* index of the current use */
 };
 
 /* A communicator table row.  O(radix) memory: port -> member rank; the

@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #include "acis/wire.h"
+#include "util/util.h"
 
 #define ACIS_PORT_SERVICE 0xffffffffu   /* the well-known address */
 
@@ -26,9 +27,12 @@ struct acis_sw_opts {
     uint32_t credits;        /* packets a host may have in flight (its
                                 port's receive buffer); 0: unlimited */
     int verbose;             /* log control-plane events to stderr */
+    struct acis_fault_rates faults;   /* injected on what the switch sends */
+    uint64_t fault_seed;
 };
 
-#define ACIS_SW_DEFAULT_OPTS { .ports = 256, .tables = 32, .slots = 1024, .payload = 16384 }
+#define ACIS_SW_DEFAULT_OPTS \
+    { .ports = 256, .tables = 32, .slots = 1024, .payload = 16384 }
 
 /* Packets of payload bytes a socket buffer of rcvbuf bytes holds for sure
  * (the kernel charges up to about twice the datagram plus a page). */

@@ -29,21 +29,25 @@ struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx)
 
 static void slot_free_mem(struct sw_slot *s)
 {
-    free(s->bits);
-    free(s->rx_off);
-    free(s->rx_len);
-    free(s->buf);
-    free(s->contrib);
+    for (int k = 0; k < 2; k++) {
+        struct sw_use *u = &s->u[k];
+        free(u->bits);
+        free(u->rx_off);
+        free(u->rx_len);
+        free(u->buf);
+        free(u->contrib);
+    }
     memset(s, 0, sizeof *s);
 }
 
 /* Bytes of aggregation buffers a row holds (counted in buffer_bytes). */
 static uint64_t row_bytes(const struct acis_sw *sw, const struct sw_ct *ct)
 {
-    uint64_t b = (uint64_t)ct->window * sw->o.payload;
+    uint64_t b = 2 * (uint64_t)ct->window * sw->o.payload;
     for (uint32_t i = 0; i < ct->window; i++)
-        if (ct->slots[i].contrib)
-            b += (uint64_t)ct->size * sw->o.payload;
+        for (int k = 0; k < 2; k++)
+            if (ct->slots[i].u[k].contrib)
+                b += (uint64_t)ct->size * sw->o.payload;
     return b;
 }
 
@@ -99,16 +103,18 @@ int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
     }
     size_t words = (n + 63) / 64;
     for (uint32_t i = 0; i < ct->window; i++) {
-        struct sw_slot *s = &ct->slots[i];
-        s->bits = calloc(words, sizeof(uint64_t));
-        s->rx_off = malloc(sizeof(uint32_t) * n);
-        s->rx_len = malloc(sizeof(uint32_t) * n);
-        s->buf = malloc(sw->o.payload);
-        if (!s->bits || !s->rx_off || !s->rx_len || !s->buf)
-            goto nomem;
+        for (int k = 0; k < 2; k++) {
+            struct sw_use *u = &ct->slots[i].u[k];
+            u->bits = calloc(words, sizeof(uint64_t));
+            u->rx_off = malloc(sizeof(uint32_t) * n);
+            u->rx_len = malloc(sizeof(uint32_t) * n);
+            u->buf = malloc(sw->o.payload);
+            if (!u->bits || !u->rx_off || !u->rx_len || !u->buf)
+                goto nomem;
+        }
     }
     ct->in_use = 1;
-    SWC(sw, buffer_bytes) += (uint64_t)ct->window * sw->o.payload;
+    SWC(sw, buffer_bytes) += 2 * (uint64_t)ct->window * sw->o.payload;
     SWC(sw, tables_in_use)++;
     SWC(sw, slots_in_use) += ct->window;
     *row = r;

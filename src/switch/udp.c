@@ -53,6 +53,7 @@ struct acis_udpsw {
     volatile int stop;
     pthread_mutex_t core_lock;    /* the thread or a driver, not both */
     _Atomic uint64_t last_drive;  /* when a driver last polled us */
+    struct acis_fault fault;      /* injected on port sends (tests) */
 };
 
 static size_t pkt_max(const struct acis_udpsw *u)
@@ -101,17 +102,47 @@ static void port_close(void *ctx, uint32_t port)
     }
 }
 
+static void send_one(struct acis_udpsw *u, uint32_t port, const struct iovec *iov, int iovcnt)
+{
+    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
+    int fd = port < u->o.ports ? u->port_fd[port] : -1;
+    while (fd >= 0 && sendmsg(fd, &m, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* The fault injector's way out. */
+static void fault_sink(void *ctx, uint32_t port, const void *buf, size_t len)
+{
+    struct iovec iov = { (void *)buf, len };
+    send_one(ctx, port, &iov, 1);
+}
+
 /* Multicast on UDP: the same datagram once per member port. */
 static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
                        const struct iovec *iov, int iovcnt)
 {
     struct acis_udpsw *u = ctx;
-    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
-    for (uint32_t i = 0; i < n; i++) {
-        int fd = ports[i] < u->o.ports ? u->port_fd[ports[i]] : -1;
-        while (fd >= 0 && sendmsg(fd, &m, 0) < 0 && errno == EINTR)
-            ;
+    if (!u->fault.active) {
+        for (uint32_t i = 0; i < n; i++)
+            send_one(u, ports[i], iov, iovcnt);
+        return;
     }
+    uint8_t flat[ACIS_FAULT_MAX_PACKET];
+    size_t len = 0;
+    for (int k = 0; k < iovcnt && len + iov[k].iov_len <= sizeof flat; k++) {
+        memcpy(flat + len, iov[k].iov_base, iov[k].iov_len);
+        len += iov[k].iov_len;
+    }
+    uint64_t now = acis_now_ns();
+    for (uint32_t i = 0; i < n; i++)
+        acis_fault_send(&u->fault, fault_sink, u, ports[i], flat, len, now);
+}
+
+/* Housekeeping: packets the fault injector holds back. */
+static void tick(struct acis_udpsw *u)
+{
+    if (u->fault.nheld)
+        acis_fault_flush(&u->fault, fault_sink, u, acis_now_ns());
 }
 
 static void reply(void *ctx, const void *vpeer, const struct iovec *iov, int iovcnt)
@@ -134,6 +165,7 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     u->o = *o;
     u->svc = u->epfd = u->stopfd = u->wakefd = -1;
     pthread_mutex_init(&u->core_lock, NULL);
+    acis_fault_init(&u->fault, &o->faults, o->fault_seed);
     u->port_fd = malloc(sizeof(int) * o->ports);
     u->bufs = malloc(BATCH * pkt_max(u));
     if (!u->port_fd || !u->bufs) {
@@ -197,6 +229,7 @@ void acis_udpsw_destroy(struct acis_udpsw *u)
         close(u->wakefd);
     free(u->port_fd);
     free(u->bufs);
+    acis_fault_free(&u->fault);
     pthread_mutex_destroy(&u->core_lock);
     free(u);
 }
@@ -267,14 +300,15 @@ int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin)
             continue;
         }
         int busy = spin && now - last < SPIN_NS;
-        int n = epoll_wait(u->epfd, ev, 64, busy ? 0 : 1000);
+        int n = epoll_wait(u->epfd, ev, 64, busy ? 0 : u->fault.nheld ? 1 : 1000);
         if (n < 0 && errno != EINTR)
             return -1;
-        if (n <= 0 || now - atomic_load(&u->last_drive) < HANDOFF_NS)
+        if (now - atomic_load(&u->last_drive) < HANDOFF_NS)
             continue;
         pthread_mutex_lock(&u->core_lock);
-        if (serve(u, ev, n) > 0)
+        if (n > 0 && serve(u, ev, n) > 0)
             last = acis_now_ns();
+        tick(u);
         pthread_mutex_unlock(&u->core_lock);
     }
     return 0;
@@ -290,6 +324,7 @@ int acis_udpsw_drive(struct acis_udpsw *u)
     int n = epoll_wait(u->epfd, ev, 64, 0);
     if (n > 0)
         got = serve(u, ev, n);
+    tick(u);
     pthread_mutex_unlock(&u->core_lock);
     return got;
 }

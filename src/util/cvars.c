@@ -34,6 +34,7 @@ static const char *type_name(enum acis_cvar_type t)
     case ACIS_CVAR_INT:  return "integer";
     case ACIS_CVAR_SIZE: return "size";
     case ACIS_CVAR_ADDR: return "address";
+    case ACIS_CVAR_RATE: return "rate";
     }
     return "?";
 }
@@ -122,6 +123,25 @@ static int parse_range(const char *allowed, long long *lo, long long *hi)
     return parse_number(a, 1, lo) || parse_number(dots + 2, 1, hi) ? -1 : 0;
 }
 
+int acis_rate_parse(const char *text, long long *ppb)
+{
+    char *end;
+    if (!isdigit((unsigned char)text[0]) && text[0] != '.')
+        return -1;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text)
+        return -1;
+    if (*end == '%') {
+        v /= 100;
+        end++;
+    }
+    if (*end || v < 0 || v > 1)
+        return -1;
+    *ppb = (long long)(v * (double)ACIS_RATE_ONE + 0.5);
+    return 0;
+}
+
 /* auto, HOST:PORT (host may be [v6]), or an absolute path. */
 static int parse_addr(const char *v)
 {
@@ -171,10 +191,14 @@ int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
         rc = parse_addr(v);
         *num = 0;
         break;
+    case ACIS_CVAR_RATE:
+        rc = acis_rate_parse(v, num);
+        break;
     }
     if (rc != 0) {
         const char *how = cv->type == ACIS_CVAR_SIZE ? "a size in bytes (K, M, G suffixes) in "
-                        : cv->type == ACIS_CVAR_INT ? "an integer in " : "";
+                        : cv->type == ACIS_CVAR_INT ? "an integer in "
+                        : cv->type == ACIS_CVAR_RATE ? "a fraction or percentage in " : "";
         snprintf(err, errlen, "allowed: %s%s", how,
                  cv->type == ACIS_CVAR_BOOL ? "0|1 (or yes|no, true|false, on|off)"
                                             : cv->allowed);

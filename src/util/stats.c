@@ -32,6 +32,9 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->packets_dropped = LOAD(h->packets_dropped);
     out->comms_offloaded = LOAD(h->comms_offloaded);
     out->comms_refused = LOAD(h->comms_refused);
+    out->retransmits = LOAD(h->retransmits);
+    out->switch_failures = LOAD(h->switch_failures);
+    out->recovered = LOAD(h->recovered);
 }
 
 void acis_stats_zero(void)
@@ -50,4 +53,5 @@ void acis_stats_zero(void)
     atomic_store(&h->bytes_sent, 0);
     atomic_store(&h->bytes_received, 0);
     atomic_store(&h->packets_dropped, 0);
+    atomic_store(&h->retransmits, 0);
 }

@@ -18,7 +18,14 @@
 /* ---------------------------------------------------------------- CVARs */
 
 enum acis_cvar_type { ACIS_CVAR_ENUM, ACIS_CVAR_BOOL, ACIS_CVAR_INT,
-                      ACIS_CVAR_SIZE, ACIS_CVAR_ADDR };
+                      ACIS_CVAR_SIZE, ACIS_CVAR_ADDR, ACIS_CVAR_RATE };
+
+/* RATE values are stored in parts per billion. */
+#define ACIS_RATE_ONE 1000000000LL
+
+/* Parse a rate: a fraction in [0, 1] ("0.05") or a percentage ("5%").
+ * 0 and *ppb, or -1. */
+int acis_rate_parse(const char *text, long long *ppb);
 
 enum acis_cvar_id {
 #define ACIS_CVAR(id, type, scope, def, allowed, desc) ACIS_CV_##id,
@@ -93,6 +100,7 @@ struct acis_host_counters {
     atomic_uint_fast64_t packets_sent, packets_received;
     atomic_uint_fast64_t bytes_sent, bytes_received, packets_dropped;
     atomic_uint_fast64_t comms_offloaded, comms_refused;
+    atomic_uint_fast64_t retransmits, switch_failures, recovered;
 };
 
 /* Add v to a counter.  Single-threaded processes (the common case) use a
@@ -137,6 +145,49 @@ void acis_addr_format(const struct sockaddr *a, unsigned int len, char *out,
 /* Ask for bytes of send and receive buffer; returns the receive buffer the
  * kernel granted (its accounting size). */
 int acis_sock_buffers(int fd, int bytes);
+
+/* ------------------------------------------------------ fault injection */
+
+#define ACIS_FAULT_MAX_PACKET 65536
+
+/* Rates in parts per billion; delay_ns for delayed packets. */
+struct acis_fault_rates {
+    uint64_t drop, dup, reorder, delay, corrupt;
+    uint64_t delay_ns;
+};
+
+struct acis_held {
+    uint64_t due;
+    uint32_t dest;
+    size_t len;
+    uint8_t *buf;
+    int after_next;              /* reordered: goes out after the next send */
+};
+
+/* One injector per sender (not thread-safe: the sender's lock covers it). */
+struct acis_fault {
+    struct acis_fault_rates r;
+    int active;                  /* any rate non-zero */
+    uint64_t rng;
+    struct acis_held *held;
+    size_t nheld, cap;
+    uint64_t dropped, duplicated, reordered, delayed, corrupted;
+};
+
+/* Deliver one packet to dest (the sender's own meaning: a port, or 0). */
+typedef void (*acis_fault_sink)(void *ctx, uint32_t dest, const void *buf, size_t len);
+
+void acis_fault_init(struct acis_fault *f, const struct acis_fault_rates *r, uint64_t seed);
+void acis_fault_free(struct acis_fault *f);
+
+/* Send through the injector: the sink is called zero, one or two times
+ * now, or later from acis_fault_flush(). */
+void acis_fault_send(struct acis_fault *f, acis_fault_sink sink, void *ctx, uint32_t dest,
+                     const uint8_t *buf, size_t len, uint64_t now);
+void acis_fault_flush(struct acis_fault *f, acis_fault_sink sink, void *ctx, uint64_t now);
+
+/* Set one rate by name (drop, dup, reorder, delay, corrupt); 0 or -1. */
+int acis_fault_opt(struct acis_fault_rates *r, const char *name, const char *value);
 
 /* ---------------------------------------------------------------- cores */
 

@@ -588,12 +588,14 @@ int main(int argc, char **argv)
         MPI_Comm_free(&halves);
     }
 
-    long mine[3] = { opt.cases, opt.failures, opt.skipped }, tot[3];
-    PMPI_Reduce(mine, tot, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    struct acis_host_stats hs;
+    acis_get_host_stats(&hs);
+    long mine[4] = { opt.cases, opt.failures, opt.skipped, (long)hs.retransmits }, tot[4];
+    PMPI_Reduce(mine, tot, 4, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     long total_f = tot[1];
     if (opt.rank == 0)
-        printf("coll_check: %d ranks, %ld cases, %ld failures, %ld skipped (MPICH 4.0.2 bugs)\n",
-               size, tot[0], tot[1], tot[2]);
+        printf("coll_check: %d ranks, %ld cases, %ld failures, %ld skipped (MPICH 4.0.2 bugs), "
+               "%ld retransmissions\n", size, tot[0], tot[1], tot[2], tot[3]);
     MPI_Finalize();
     return opt.rank == 0 && total_f ? 1 : 0;
 }

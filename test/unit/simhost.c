@@ -6,8 +6,26 @@
 
 #include "simhost.h"
 
+static uint64_t sim_clock = 1000000000ull;
+
+uint64_t sim_now(void)
+{
+    return sim_clock += 20000;                     /* 20 us per event */
+}
+
+static struct sim *current;
+
+/* A roll of the dice: 1 with probability pct percent. */
+static int roll(struct sim *s, unsigned pct)
+{
+    s->rng = s->rng * 1103515245u + 12345u;
+    return pct && (s->rng >> 8) % 100 < pct;
+}
+
 static void push(struct sim_host *h, const struct iovec *iov, int iovcnt)
 {
+    if (current && roll(current, current->loss))
+        return;                                    /* lost on the way down */
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++)
         len += iov[i].iov_len;
@@ -44,8 +62,11 @@ static void io_send(void *ctx, const uint32_t *ports, uint32_t n,
 {
     struct sim *s = ctx;
     for (uint32_t i = 0; i < n; i++)
-        if (ports[i] < 65536 && s->port_host[ports[i]] >= 0)
+        if (ports[i] < 65536 && s->port_host[ports[i]] >= 0) {
             push(&s->hosts[s->port_host[ports[i]]], iov, iovcnt);
+            if (roll(s, s->dup))
+                push(&s->hosts[s->port_host[ports[i]]], iov, iovcnt);
+        }
 }
 
 static void io_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
@@ -65,6 +86,8 @@ int sim_init(struct sim *s, const struct acis_sw_opts *o)
     memset(s->port_host, 0xff, sizeof s->port_host);
     struct acis_sw_io io = { s, io_open, io_close, io_send, io_reply };
     s->sw = acis_sw_create(o, &io, err, sizeof err);
+    s->rng = 12345;
+    current = s;
     return s->sw ? 0 : -1;
 }
 
@@ -165,6 +188,16 @@ void sim_send_raw(struct sim *s, int h, const void *pkt, size_t len)
     acis_sw_input(s->sw, s->hosts[h].port, NULL, pkt, len);
 }
 
+/* A data packet from a host, lost or doubled on the way up as set. */
+static void send_data(struct sim *s, int h, const void *pkt, size_t len)
+{
+    if (roll(s, s->loss))
+        return;
+    sim_send_raw(s, h, pkt, len);
+    if (roll(s, s->dup))
+        sim_send_raw(s, h, pkt, len);
+}
+
 uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req)
 {
     struct sim_host *lead = &s->hosts[c->host[0]];
@@ -186,8 +219,8 @@ uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req)
     c->payload = acis_get32(r + 12);
     c->seq = 0;
     for (int i = 0; i < c->n; i++) {
-        free(c->win[i].busy);
-        c->win[i] = (struct acis_window){ c->window, 0, calloc(c->window ? c->window : 1, 1) };
+        acis_window_free(&c->win[i]);
+        acis_window_init(&c->win[i], c->window ? c->window : 1);
     }
     return acis_get32(r);
 }
@@ -198,10 +231,8 @@ uint32_t sim_ct_free(struct sim *s, struct sim_comm *c)
     uint8_t buf[ACIS_HDR_LEN];
     sim_control(buf, ACIS_K_CT_FREE, lead->job_key, lead->rank, c->ctx, 0, NULL, 0);
     sim_send_raw(s, c->host[0], buf, sizeof buf);
-    for (int i = 0; i < c->n; i++) {
-        free(c->win[i].busy);
-        c->win[i].busy = NULL;
-    }
+    for (int i = 0; i < c->n; i++)
+        acis_window_free(&c->win[i]);
     struct acis_hdr hd;
     uint8_t r[ACIS_STATUS_LEN];
     return pop_control(s, c->host[0], ACIS_K_CT_FREED, &hd, r, sizeof r) ? acis_get32(r)
@@ -256,10 +287,25 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                 uint8_t pkt[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
                 const uint8_t *pl;
                 uint32_t len;
-                acis_stream_next(&q->st, q->win, pkt, &pl, &len);
+                acis_stream_next(&q->st, q->win, pkt, &pl, &len, sim_now());
                 if (len)
                     memcpy(pkt + ACIS_HDR_LEN, pl, len);
-                sim_send_raw(s, q->host, pkt, ACIS_HDR_LEN + len);
+                send_data(s, q->host, pkt, ACIS_HDR_LEN + len);
+            }
+        }
+        /* Repeat segments whose answers are overdue (simulated 1 ms). */
+        for (int y = 0; y < np && (s->loss || s->dup); y++) {
+            struct acis_window *w = p[y].win;
+            for (uint32_t slot = 0; slot < w->size; slot++) {
+                uint8_t pkt[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
+                const uint8_t *pl;
+                uint32_t len;
+                if (w->busy[slot] && w->owner[slot] == &p[y].st &&
+                    acis_window_resend(w, slot, sim_now(), 1000000, pkt, &pl, &len)) {
+                    if (len)
+                        memcpy(pkt + ACIS_HDR_LEN, pl, len);
+                    send_data(s, p[y].host, pkt, ACIS_HDR_LEN + len);
+                }
             }
         }
         active = 0;
@@ -272,8 +318,9 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                     for (int z = 0; z < np && x < 0; z++)
                         if (p[z].host == p[y].host && p[z].st.ctx == hd.ctx && p[z].st.seq == hd.seq)
                             x = z;
-                if (x < 0 || acis_stream_answer(&p[x].st, p[x].win, &hd, pk.data + ACIS_HDR_LEN))
-                    bad = 1;
+                if (x < 0 || (acis_stream_answer(&p[x].st, p[x].win, &hd, pk.data + ACIS_HDR_LEN) &&
+                              !s->dup && !s->loss))
+                    bad = 1;                       /* repeats are expected under loss */
                 free(pk.data);
             }
         }

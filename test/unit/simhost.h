@@ -37,6 +37,8 @@ struct sim {
     struct sim_pkt service;      /* last reply on the service port */
     int service_peer;
     uint64_t c[ACIS_SWC_COUNT];
+    unsigned loss, dup;          /* percent of packets lost / doubled, both ways */
+    unsigned rng;
 };
 
 /* A communicator: some hosts (in communicator rank order) and its row. */
@@ -47,6 +49,9 @@ struct sim_comm {
     uint32_t seq;
     struct acis_window win[SIM_MAX_HOSTS];
 };
+
+/* Simulated time: advances 1 us per packet handed to the switch. */
+uint64_t sim_now(void);
 
 /* Create the switch with o; returns 0. */
 int sim_init(struct sim *s, const struct acis_sw_opts *o);
@@ -90,8 +95,9 @@ struct sim_coll {
 };
 
 /* Run n collectives (on distinct communicators) at once; hosts send in a
- * shuffled order (seed) and bursts.  Returns 0 when every member finished
- * and every answer was valid, -1 otherwise. */
+ * shuffled order (seed) and bursts, lose and double packets as s->loss and
+ * s->dup say, and repeat overdue segments.  Returns 0 when every member
+ * finished and every answer was valid or a repeat, -1 otherwise. */
 int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed);
 
 /* One collective. */

@@ -1,8 +1,10 @@
-/* constructors.c -- communicator constructors, intercepted only so that
- * with MPIR_CVAR_OFFLOAD_COMM_SETUP=eager a new communicator gets its
- * switch table row as it is created (every member is in the call, so the
- * collective set-up is safe here).  In the default lazy mode they pass
- * straight to MPICH after one branch. */
+/* comm_life.c -- the communicator calls acis takes part in.  Constructors,
+ * so that with MPIR_CVAR_OFFLOAD_COMM_SETUP=eager a new communicator gets
+ * its switch table row as it is created (every member is in the call, so
+ * the collective set-up is safe there; in the default lazy mode they pass
+ * straight to MPICH after one branch).  MPI_Comm_free, so that the row is
+ * given back only when every member has every answer it needs: a member
+ * still repeating a lost packet must find the row there. */
 #include "config.h"
 
 #include "offload/offload.h"
@@ -61,3 +63,14 @@ ACIS_CTOR(Dist_graph_create_adjacent,
            info, reorder, comm_dist_graph), comm_dist_graph)
 ACIS_CTOR(Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm),
           (intercomm, high, newintracomm), newintracomm)
+
+ACIS_API int MPI_Comm_free(MPI_Comm *comm)
+{
+    if (acis_oc.mode == ACIS_MODE_ACTIVE && acis_fb.device_ok && comm &&
+        *comm != MPI_COMM_NULL) {
+        struct acis_comm *cs = acis_comm_get(*comm);
+        if (cs && cs->state == ACIS_CT_READY)
+            PMPI_Barrier(*comm);                /* all members are done with it */
+    }
+    return PMPI_Comm_free(comm);
+}
