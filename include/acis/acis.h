@@ -54,7 +54,13 @@ struct acis_host_stats {
     uint64_t comms_refused;                /* communicators that fell back at setup */
     uint64_t retransmits;                  /* packets sent again after a timeout */
     uint64_t switch_failures;              /* times this process saw the switch fail */
-    uint64_t recovered;                    /* collectives finished in software after it */
+    uint64_t recovered;                    /* collectives the members finished
+                                              themselves after it failed */
+    uint64_t peer_segments;                /* segments finished from the other
+                                              members' packets */
+    uint64_t peer_served;                  /* packets given to members recovering */
+    uint64_t redone;                       /* collectives begun in the switch and
+                                              redone in MPICH after it failed */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

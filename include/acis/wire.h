@@ -53,7 +53,9 @@ enum acis_kind {
     ACIS_K_STATS_REQ = 22,    /* anyone -> switch service port */
     ACIS_K_STATS_REPLY = 23,
     ACIS_K_BYE = 24,          /* host -> switch: release my port */
-    ACIS_K_LAST = ACIS_K_BYE
+    /* between hosts, after a switch failure (recovery) */
+    ACIS_K_PEER_ASK = 25,     /* host -> host: your packet of a segment, please */
+    ACIS_K_LAST = ACIS_K_PEER_ASK
 };
 
 /* Algorithm bits.  FLAT: every member sends one packet per segment and gets
@@ -96,7 +98,11 @@ enum acis_wdt {
 #define ACIS_F_ACK     0x0002   /* result without data: segment complete */
 #define ACIS_F_ROUND   0x0004   /* slot round bit */
 #define ACIS_F_ERROR   0x0008   /* switch could not serve; see payload */
-#define ACIS_F_KNOWN   0x000f
+#define ACIS_F_PENDING 0x0010   /* switch -> host: your repeat is counted, the
+                                   segment waits for other members (alive) */
+#define ACIS_F_LOST    0x0020   /* host packet: the sender had lost its switch
+                                   when it started the collective (recovery) */
+#define ACIS_F_KNOWN   0x003f
 
 /* The header, decoded.  Field order and widths are those on the wire. */
 struct acis_hdr {
@@ -151,9 +157,11 @@ enum acis_wire_err {
 #define ACIS_HELLO_LEN 8         /* u32 world_size, u32 flags (0) */
 
 /* WELCOME: header.seq echoes the HELLO's; payload: */
-#define ACIS_WELCOME_LEN 28      /* u32 status, port, max_payload, window,
+#define ACIS_WELCOME_LEN 32      /* u32 status, port, max_payload, window,
                                     table_capacity, radix, credits (packets
-                                    a host may have in flight to its port) */
+                                    a host may have in flight to its port),
+                                    boot (random, drawn when the switch
+                                    started: names this switch's contexts) */
 
 /* CT_CREATE: header.seq = request id; payload u32 comm_size, then comm_size
  * u32 global ranks in communicator rank order. */
@@ -215,7 +223,8 @@ enum acis_status {
     X(slots_capacity, "aggregation slots")                                   \
     X(buffer_bytes, "bytes of aggregation buffers allocated")                \
     X(repeats, "answers sent again for repeated packets")                    \
-    X(drop_stale, "dropped: a segment older than the slot's last two")
+    X(drop_stale, "dropped: a segment older than the slot's last two")      \
+    X(pending, "repeats of waiting segments answered 'pending'")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,

@@ -16,6 +16,7 @@ static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
     acis_ct_release_row(cs);
     if (cs->off && acis_ct.off_free)
         acis_ct.off_free(cs->off);
+    free(cs->granks);
     free(cs);
     return MPI_SUCCESS;
 }
@@ -27,6 +28,20 @@ int acis_commtable_init(uint32_t rows)
         return -1;
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete,
                                    &acis_ct.keyval, NULL) == MPI_SUCCESS ? 0 : -1;
+}
+
+int acis_commtable_resize(uint32_t rows)
+{
+    if (rows <= acis_ct.rows)
+        return 0;
+    struct acis_comm **b = realloc(acis_ct.by_row, rows * sizeof *b);
+    if (!b)
+        return -1;
+    for (uint32_t r = acis_ct.rows; r < rows; r++)
+        b[r] = NULL;
+    acis_ct.by_row = b;
+    acis_ct.rows = rows;
+    return 0;
 }
 
 void acis_commtable_finalize(void)

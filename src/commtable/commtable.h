@@ -8,13 +8,20 @@
 #define ACIS_COMMTABLE_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "acis/acis.h"
 
 #define ACIS_REPORT_WORDS ((ACIS_COLL_COUNT * ACIS_REASON_COUNT + 63) / 64)
 
-enum acis_ct_state { ACIS_CT_UNKNOWN = 0, ACIS_CT_READY, ACIS_CT_REFUSED };
+enum acis_ct_state {
+    ACIS_CT_UNKNOWN = 0,      /* not set up yet */
+    ACIS_CT_READY,            /* has a switch row */
+    ACIS_CT_REFUSED,          /* no row: MPICH, for reason refused */
+    ACIS_CT_FAILED            /* its switch failed; every member agreed to
+                                 use MPICH from a given collective on */
+};
 
 struct acis_comm {
     MPI_Comm comm;
@@ -28,6 +35,10 @@ struct acis_comm {
     uint32_t ctx;                         /* context id from the switch */
     uint32_t window;                      /* aggregation slots of the row */
     uint32_t payload;                     /* data bytes per packet */
+    uint32_t epoch;                       /* acis_ct.epoch when set up */
+    uint32_t boot;                        /* the switch's boot id (names it
+                                             to the other members) */
+    uint32_t *granks;                     /* members' global ranks */
     void *off;                            /* src/offload's state, freed by
                                              acis_ct.off_free */
 };
@@ -38,8 +49,17 @@ struct acis_comm *acis_comm_get(MPI_Comm comm);
 
 /* Make sure cs has a switch table row: collective over cs->comm the first
  * time (every member must call it at the same point), then free.  Returns
- * ACIS_REASON_NONE if the row is ready, else why not. */
-acis_reason_t acis_comm_setup(struct acis_comm *cs);
+ * ACIS_REASON_NONE if the row is ready, else why not.  rejoin: when some
+ * member's switch failed, called by all (collective) to join it again if
+ * it is back (0: every member has a device); NULL: never use it again. */
+acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm));
+
+/* 1 if cs's row was on a switch that has since failed (its collectives
+ * are finished by the members themselves, see src/offload/recover.c). */
+int acis_comm_lost(const struct acis_comm *cs);
+
+/* The switch this process joins again has rows rows (more than before?). */
+int acis_commtable_resize(uint32_t rows);
 
 /* The offloaded communicator with context id ctx, or NULL. */
 struct acis_comm *acis_comm_by_ctx(uint32_t ctx);
@@ -61,6 +81,10 @@ struct acis_commtable_ctx {
     uint32_t rows;                        /* switch table rows */
     struct acis_comm **by_row;            /* offloaded communicators by row */
     void (*off_free)(void *off);          /* frees acis_comm.off */
+    atomic_int device_lost;               /* the switch of this epoch failed */
+    uint32_t epoch;                       /* switches joined so far, minus
+                                             one: rows of an older epoch are
+                                             on a switch that failed */
 };
 
 extern struct acis_commtable_ctx acis_ct;

@@ -12,7 +12,7 @@
 #include "mpid/device.h"
 #include "util/util.h"
 
-enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_LOCAL_FAIL, F_COUNT };
+enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_LOCAL_FAIL, F_LOST, F_COUNT };
 
 /* Global ranks of comm's members, in comm rank order (local: groups). */
 static uint32_t *member_ranks(const struct acis_comm *cs)
@@ -41,19 +41,34 @@ fail:
     return NULL;
 }
 
-acis_reason_t acis_comm_setup(struct acis_comm *cs)
+acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm))
 {
     if (cs->state == ACIS_CT_READY)
         return ACIS_REASON_NONE;
-    if (cs->state == ACIS_CT_REFUSED)
+    if (cs->state == ACIS_CT_REFUSED || cs->state == ACIS_CT_FAILED)
         return cs->refused;
+    int lost = atomic_load(&acis_ct.device_lost);
+    if (rejoin) {                      /* a switch that failed may be back */
+        int any;
+        PMPI_Allreduce(&lost, &any, 1, MPI_INT, MPI_MAX, cs->comm);
+        if (any && rejoin(cs->comm) != 0) {
+            cs->state = ACIS_CT_REFUSED;       /* rejoin() agreed on it */
+            cs->refused = ACIS_REASON_DEVICE_FAILED;
+            return cs->refused;
+        }
+        lost = atomic_load(&acis_ct.device_lost);
+    }
 
     /* status is sent +1 so that 0 means "no answer" in the MAX below */
     uint32_t mine[F_COUNT] = { 0 }, all[F_COUNT];
-    if (cs->rank == 0) {
-        uint32_t *ranks = member_ranks(cs), st = 0, ctx = 0, win = 0, pl = 0;
+    free(cs->granks);
+    cs->granks = member_ranks(cs);     /* recovery asks members by global rank */
+    mine[F_LOCAL_FAIL] = !cs->granks;
+    mine[F_LOST] = (uint32_t)lost;
+    if (cs->rank == 0 && !lost && cs->granks) {
+        uint32_t st = 0, ctx = 0, win = 0, pl = 0;
         acis_dev_lock();
-        int rc = ranks ? acis_dev_ct_create(ranks, (uint32_t)cs->size, &st, &ctx, &win, &pl) : -1;
+        int rc = acis_dev_ct_create(cs->granks, (uint32_t)cs->size, &st, &ctx, &win, &pl);
         acis_dev_unlock();
         if (rc == 0) {
             mine[F_STATUS] = st + 1;
@@ -63,13 +78,12 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs)
         } else {
             mine[F_LOCAL_FAIL] = 1;
         }
-        free(ranks);
     }
     PMPI_Allreduce(mine, all, F_COUNT, MPI_UINT32_T, MPI_MAX, cs->comm);
 
     uint32_t row = (all[F_CTX] & 0xffff) - 1;
-    int ok = all[F_STATUS] == ACIS_ST_OK + 1 && !all[F_LOCAL_FAIL] && row < acis_ct.rows &&
-             all[F_WINDOW] > 0 && all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
+    int ok = all[F_STATUS] == ACIS_ST_OK + 1 && !all[F_LOCAL_FAIL] && !all[F_LOST] &&
+             row < acis_ct.rows && all[F_WINDOW] > 0 && all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
     if (!ok) {
         if (cs->rank == 0 && all[F_STATUS] == ACIS_ST_OK + 1) {
             acis_dev_lock();
@@ -77,7 +91,8 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs)
             acis_dev_unlock();
         }
         cs->state = ACIS_CT_REFUSED;
-        cs->refused = all[F_STATUS] == ACIS_ST_TABLE_FULL + 1 ||
+        cs->refused = all[F_LOST] ? ACIS_REASON_DEVICE_FAILED
+                      : all[F_STATUS] == ACIS_ST_TABLE_FULL + 1 ||
                               all[F_STATUS] == ACIS_ST_NO_SLOTS + 1
                           ? ACIS_REASON_TABLE_FULL
                           : ACIS_REASON_COMM_SETUP;
@@ -90,6 +105,8 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs)
     cs->ctx = all[F_CTX];
     cs->window = all[F_WINDOW];
     cs->payload = all[F_PAYLOAD];
+    cs->epoch = acis_ct.epoch;
+    cs->boot = acis_dev_info()->boot;
     cs->state = ACIS_CT_READY;
     acis_dev_lock();                   /* answers are delivered under the lock */
     acis_ct.by_row[row] = cs;
@@ -98,16 +115,21 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs)
     return ACIS_REASON_NONE;
 }
 
+int acis_comm_lost(const struct acis_comm *cs)
+{
+    return cs->epoch != acis_ct.epoch || atomic_load(&acis_ct.device_lost);
+}
+
 /* Called when the communicator goes away: rank 0 gives the row back. */
 void acis_ct_release_row(struct acis_comm *cs)
 {
-    if (cs->state != ACIS_CT_READY)
+    if (cs->state != ACIS_CT_READY && cs->state != ACIS_CT_FAILED)
         return;
     uint32_t row = (cs->ctx & 0xffff) - 1;
     acis_dev_lock();
     if (row < acis_ct.rows && acis_ct.by_row[row] == cs)
         acis_ct.by_row[row] = NULL;
-    if (cs->rank == 0)
+    if (cs->rank == 0 && !acis_comm_lost(cs))    /* a failed switch has no row to free */
         acis_dev_ct_free(cs->ctx);
     acis_dev_unlock();
     cs->state = ACIS_CT_UNKNOWN;

@@ -97,6 +97,9 @@ acis_reason_t acis_policy(const struct acis_policy_in *in);
  * decision when verbose, and returns the reason (NONE: offload). */
 acis_reason_t acis_select(struct acis_call *c);
 
+/* The communicator's row, made ready (collective the first time). */
+acis_reason_t acis_comm_ready(struct acis_comm *cs);
+
 /* The communicator-level part of the decision for comm (master switch,
  * device, intercommunicator, size, table entry): ACIS_REASON_NONE if
  * collectives on comm can be offloaded. */
@@ -123,6 +126,9 @@ struct acis_fallback_ctx {
                                            set by src/offload at init */
     int device_ok;                      /* every rank reached the switch */
     struct { MPI_Datatype type; uint8_t prim; } dt_hash[ACIS_DT_HASH];
+    /* after a switch failure, how new communicators join a switch that
+     * is back (set by src/offload; NULL: never) */
+    int (*rejoin)(MPI_Comm comm);
     MPI_Count sig_size[ACIS_DT_COUNT];  /* MPI_Type_size of each wire type */
 };
 

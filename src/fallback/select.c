@@ -186,7 +186,7 @@ acis_reason_t acis_select(struct acis_call *c)
         };
         r = acis_policy(&in);
         if (r == ACIS_REASON_NONE)
-            r = acis_comm_setup(cs);           /* collective the first time */
+            r = acis_comm_ready(cs);           /* collective the first time */
     }
     acis_count_call(&acis_util.coll[c->coll], r, c->bytes);
     if (cs && (acis_util.verbose > 0 || (r != ACIS_REASON_NONE && mode == ACIS_ON)))
@@ -212,7 +212,12 @@ acis_reason_t acis_comm_reason(MPI_Comm comm)
         .comm_size = cs->size,
     };
     acis_reason_t r = acis_policy(&in);
-    return r == ACIS_REASON_NONE ? acis_comm_setup(cs) : r;
+    return r == ACIS_REASON_NONE ? acis_comm_ready(cs) : r;
+}
+
+acis_reason_t acis_comm_ready(struct acis_comm *cs)
+{
+    return acis_comm_setup(cs, acis_fb.rejoin);
 }
 
 int acis_fallback_init(void)

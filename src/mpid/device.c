@@ -297,6 +297,7 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         .port = acis_get32(w + 4), .max_payload = acis_get32(w + 8),
         .window = acis_get32(w + 12), .tables = acis_get32(w + 16),
         .radix = acis_get32(w + 20), .credits = acis_get32(w + 24),
+        .boot = acis_get32(w + 28),
     };
     if (acis_dev.ops->attach(acis_dev.ch) != 0) {
         snprintf(why, whylen, "cannot attach to switch port %u", acis_dev.info.port);

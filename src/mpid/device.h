@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #include "acis/wire.h"
 
@@ -20,6 +22,7 @@ struct acis_dev_info {
     uint32_t tables;          /* rows in the switch */
     uint32_t radix;           /* host ports of the switch */
     uint32_t credits;         /* packets we may have in flight */
+    uint32_t boot;            /* names this run of the switch */
 };
 
 /* One outgoing packet: a sealed header and its payload. */
@@ -49,8 +52,9 @@ const struct acis_dev_info *acis_dev_info(void);
 struct acis_fault_rates;
 void acis_dev_set_faults(const struct acis_fault_rates *r, uint64_t seed);
 
-/* Serialise users of the device under MPI_THREAD_MULTIPLE (no-ops until
- * acis_dev_set_threaded(1)); deliver callbacks run with the lock held. */
+/* Serialise users of the device and what src/offload keeps with it
+ * (no-ops until acis_dev_set_threaded(1)); deliver callbacks run with the
+ * lock held. */
 void acis_dev_set_threaded(int on);
 void acis_dev_lock(void);
 void acis_dev_unlock(void);
@@ -99,6 +103,31 @@ void acis_dev_embed_stop(void);
 /* This process stops driving its embedded switch for now (it returns to
  * the application with collectives in flight): wake the switch's thread. */
 void acis_dev_release(void);
+
+/* ------------------------------------------------------------ peers
+ * Recovery after a switch failure (peer.c): every process runs a service
+ * thread that answers other ranks' PEER_ASK packets with serve(), which
+ * builds the reply into reply (ACIS_HDR_LEN + ACIS_MAX_PAYLOAD bytes) and
+ * returns its length (0: none); serve runs on that thread.  The recovering
+ * thread asks from a socket of its own. */
+typedef size_t (*acis_peer_serve)(void *arg, const struct acis_hdr *ask, uint8_t *reply);
+
+/* Start the service on the local address that reaches the switch at
+ * switch_addr; *mine gets the service address for the other ranks.  0, or
+ * -1 with why. */
+int acis_peer_start(const char *switch_addr, uint64_t key, uint32_t rank, uint32_t world,
+                    acis_peer_serve serve, void *arg, struct sockaddr_storage *mine,
+                    char *why, size_t whylen);
+/* Every rank's service address, world entries in rank order. */
+void acis_peer_set_addrs(const struct sockaddr_storage *all);
+/* Send a sealed packet to rank's service.  0 or -1. */
+int acis_peer_ask(uint32_t rank, const uint8_t *pkt, size_t len);
+/* The next valid reply from the service socket of the rank it names in
+ * its src field, decoded into h: its length, 0 if none waits, -1 on error. */
+ssize_t acis_peer_recv(uint8_t *buf, size_t cap, struct acis_hdr *h);
+/* Sleep until a reply may be readable or ms pass. */
+int acis_peer_wait(int ms);
+void acis_peer_stop(void);
 
 /* Read the counters of a switch at addr from a fresh socket (acis-info). */
 int acis_dev_query_stats(const char *addr, uint64_t *out, int max, int timeout_ms,

@@ -15,7 +15,7 @@ static void eager(MPI_Comm newcomm)
         return;
     struct acis_comm *cs = acis_comm_get(newcomm);
     if (cs && !cs->inter && cs->size > 1)
-        acis_comm_setup(cs);
+        acis_comm_ready(cs);
 }
 
 #define ACIS_CTOR(Name, PARAMS, ARGS, NEWCOMM)                                \

@@ -1,11 +1,14 @@
 /* connect.c -- joining the switch at MPI_Init and leaving it at
  * MPI_Finalize, the same on every rank: rank 0 draws the job key and,
  * with MPIR_CVAR_OFFLOAD_SWITCH=auto, starts the embedded switch; every
- * rank opens its device; one allreduce tells all whether every rank made
- * it, so either all offload or none does. */
+ * rank opens its device and its peer service (recovery); one allreduce
+ * tells all whether every rank made it, so either all offload or none
+ * does.  After a switch failure, new communicators join it again here
+ * (acis_rejoin). */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -60,6 +63,22 @@ static void report_failure(int failed, const char *why)
         acis_log(level, "collectives run in MPICH: %s", why);
 }
 
+/* Every rank learns every rank's peer service address. */
+static int share_peer_addrs(const struct sockaddr_storage *mine)
+{
+    struct sockaddr_storage *all = malloc((size_t)acis_oc.world_size * sizeof *all);
+    int failed = !all, any;
+    PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!failed) {
+        PMPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE,
+                       MPI_COMM_WORLD);
+        acis_peer_set_addrs(all);
+    }
+    any = failed;
+    free(all);
+    return any ? -1 : 0;
+}
+
 int acis_connect(void)
 {
     char addr[ADDR_LEN] = "", why[256] = "";
@@ -101,21 +120,32 @@ int acis_connect(void)
         snprintf(addr, sizeof addr, "%.*s", ADDR_LEN - 1, where);
     }
 
+    snprintf(acis_oc.switch_addr, sizeof acis_oc.switch_addr, "%s", addr);
+    acis_oc.chan = chan;
+    struct sockaddr_storage mine;
     if (addr[0] && !failed) {
         acis_dev_set_wait(decide_spin(local, acis_oc.embedded || auto_switch),
                           (int)ACIS_CV(OFFLOAD_SPIN_US), (int)ACIS_CV(OFFLOAD_TIMEOUT_MS));
-        acis_dev_set_threaded(acis_oc.thread_level == MPI_THREAD_MULTIPLE);
+        acis_dev_set_threaded(1);            /* the peer service thread shares it */
         struct acis_fault_rates fr = fault_rates();
         acis_dev_set_faults(&fr, (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 1000003 +
                                      (uint64_t)acis_oc.world_rank);
         failed = acis_dev_open(chan, addr, acis_oc.job_key, (uint32_t)acis_oc.world_rank,
                                (uint32_t)acis_oc.world_size,
                                (int)ACIS_CV(OFFLOAD_CONNECT_MS), why, sizeof why) != 0;
+        if (!failed && acis_peer_start(addr, acis_oc.job_key, (uint32_t)acis_oc.world_rank,
+                                       (uint32_t)acis_oc.world_size, acis_fix_serve, NULL,
+                                       &mine, why, sizeof why) != 0) {
+            acis_dev_close();
+            failed = 1;
+        }
     } else {
         failed = 1;
     }
     int any;
     PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!any)
+        any = share_peer_addrs(&mine) != 0;
     if (!any) {
         if (acis_oc.world_rank == 0)
             acis_log(1, "offloading through the switch at %s (%s channel, %u-byte packets, "
@@ -125,8 +155,10 @@ int acis_connect(void)
         return 0;
     }
     report_failure(failed, failed ? why : "");
-    if (!failed)
+    if (!failed) {
+        acis_peer_stop();
         acis_dev_close();
+    }
     if (acis_oc.embedded) {
         acis_dev_embed_stop();
         acis_oc.embedded = 0;
@@ -134,9 +166,42 @@ int acis_connect(void)
     return -1;
 }
 
+int acis_rejoin(MPI_Comm comm)
+{
+    int failed = 0, any;
+    if (atomic_load(&acis_ct.device_lost)) {
+        uint64_t now = acis_now_ns();
+        long long ms = ACIS_CV(OFFLOAD_CONNECT_MS);
+        char why[256] = "not tried again yet";
+        acis_dev_lock();
+        if (now >= acis_oc.rejoin_after_ns) {
+            acis_dev_close();
+            failed = acis_dev_open(acis_oc.chan, acis_oc.switch_addr, acis_oc.job_key,
+                                   (uint32_t)acis_oc.world_rank, (uint32_t)acis_oc.world_size,
+                                   (int)ms, why, sizeof why) != 0 ||
+                     acis_commtable_resize(acis_dev_info()->tables) != 0;
+        } else {
+            failed = 1;
+        }
+        if (!failed) {
+            acis_ct.epoch++;                 /* older rows are on the failed switch */
+            atomic_store(&acis_ct.device_lost, 0);
+            acis_log(1, "joined the switch at %s again", acis_oc.switch_addr);
+        } else {
+            if (now >= acis_oc.rejoin_after_ns)
+                acis_oc.rejoin_after_ns = now + 10 * (uint64_t)ms * 1000000ull;
+            acis_log(1, "the switch at %s is still gone: %s", acis_oc.switch_addr, why);
+        }
+        acis_dev_unlock();
+    }
+    PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
+    return any ? -1 : 0;
+}
+
 void acis_disconnect(void)
 {
-    PMPI_Barrier(MPI_COMM_WORLD);        /* nobody still needs the switch */
+    PMPI_Barrier(MPI_COMM_WORLD);        /* nobody still needs the switch or a peer */
+    acis_peer_stop();
     acis_dev_lock();
     acis_dev_close();
     acis_dev_unlock();

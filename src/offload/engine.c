@@ -18,15 +18,6 @@
 
 #define BATCH 64
 
-/* Offload state of one communicator (acis_comm.off). */
-struct acis_coff {
-    struct acis_window win;
-    uint32_t seq;
-    struct acis_op *ops;          /* started and unfinished, oldest first */
-    struct acis_coff *next_active;
-    int active;                   /* on acis_oc.active */
-};
-
 static void coff_free(void *p)
 {
     struct acis_coff *co = p;
@@ -36,13 +27,53 @@ static void coff_free(void *p)
             *pp = co->next_active;
             break;
         }
-    acis_oc.inflight -= co->win.busy_count;
+    for (struct acis_coff **pp = &acis_oc.coffs; *pp; pp = &(*pp)->next_all)
+        if (*pp == co) {
+            *pp = co->next_all;
+            break;
+        }
+    if (!acis_comm_lost(co->cs))
+        acis_oc.inflight -= co->win.busy_count;
     acis_dev_unlock();
+    if (co->kept)
+        for (uint32_t i = 0; i < co->win.size; i++)
+            free(co->kept[i].pkt);
+    free(co->kept);
+    acis_fix_free(co);
     acis_window_free(&co->win);
     free(co);
 }
 
-static struct acis_coff *coff_of(struct acis_comm *cs)
+void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k)
+{
+    uint32_t w = co->win.size, len;
+    uint64_t pos = st->pos0 + k;
+    if (!co->kept && !(co->kept = calloc(w, sizeof *co->kept)))
+        return;                         /* a member recovering would abort */
+    struct acis_kept *e = &co->kept[pos % w];
+    if (e->pkt && e->pos > pos)
+        return;                         /* holds a later segment: this one is answered
+                                           everywhere (see recover.c) */
+    uint8_t hdr[ACIS_HDR_LEN];
+    const uint8_t *pl;
+    acis_stream_packet(st, &co->win, k, hdr, &pl, &len);
+    if (e->cap < ACIS_HDR_LEN + len || e->cap > 4 * (ACIS_HDR_LEN + len) + 4096) {
+        uint8_t *q = realloc(e->pkt, ACIS_HDR_LEN + len);
+        if (!q)
+            return;
+        e->pkt = q;
+        e->cap = ACIS_HDR_LEN + len;
+    }
+    memcpy(e->pkt, hdr, ACIS_HDR_LEN);
+    if (len)
+        memcpy(e->pkt + ACIS_HDR_LEN, pl, len);
+    e->len = ACIS_HDR_LEN + len;
+    e->pos = pos;
+    e->seq = st->seq;
+    e->seg = k;
+}
+
+struct acis_coff *acis_coff_of(struct acis_comm *cs)
 {
     if (!cs->off) {
         struct acis_coff *co = calloc(1, sizeof *co);
@@ -50,9 +81,24 @@ static struct acis_coff *coff_of(struct acis_comm *cs)
             free(co);
             return NULL;
         }
+        co->cs = cs;
+        acis_dev_lock();
+        co->next_all = acis_oc.coffs;
+        acis_oc.coffs = co;
         cs->off = co;
+        acis_dev_unlock();
     }
     return cs->off;
+}
+
+int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct acis_hdr *h,
+                       const uint8_t *payload)
+{
+    uint32_t k = h->seg_index;
+    if (op->st.inplace && !(h->flags & ACIS_F_PENDING) && k < op->st.nseg &&
+        !acis_stream_has(&op->st, k))
+        acis_keep(co, &op->st, k);      /* the answer overwrites the piece */
+    return acis_stream_answer(&op->st, &co->win, h, payload);
 }
 
 /* The device hands every data answer here (device lock held). */
@@ -60,14 +106,15 @@ static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
 {
     (void)arg;
     struct acis_comm *cs = acis_comm_by_ctx(h->ctx);
-    struct acis_coff *co = cs ? cs->off : NULL;
+    struct acis_coff *co = cs && !acis_comm_lost(cs) ? cs->off : NULL;
     struct acis_op *op = co ? co->ops : NULL;
     while (op && op->st.seq != h->seq)
         op = op->next;
-    if (!op || acis_stream_answer(&op->st, &co->win, h, payload) != 0)
-        ACIS_COUNT(packets_dropped, 1);       /* a repeat, or stale */
-    else
+    int rc = op ? acis_engine_answer(co, op, h, payload) : -1;
+    if (rc == 0)
         acis_oc.inflight--;
+    else if (rc < 0)
+        ACIS_COUNT(packets_dropped, 1);       /* a repeat, or stale */
 }
 
 void acis_engine_init(void)
@@ -78,17 +125,25 @@ void acis_engine_init(void)
 
 int acis_op_start(struct acis_op *op, struct acis_comm *cs)
 {
-    struct acis_coff *co = coff_of(cs);
+    if (cs->state != ACIS_CT_READY)
+        return ACIS_OP_SOFTWARE;
+    struct acis_coff *co = acis_coff_of(cs);
     if (!co)
         return -1;
     acis_dev_lock();
+    if (cs->state != ACIS_CT_READY) {           /* members just agreed on MPICH */
+        acis_dev_unlock();
+        return ACIS_OP_SOFTWARE;
+    }
     op->cs = cs;
     op->next = NULL;
     atomic_store(&op->done, 0);
+    atomic_store(&op->abandoned, 0);
     op->st.ctx = cs->ctx;
     op->st.seq = ++co->seq;
     op->st.src = (uint32_t)acis_oc.world_rank;
     op->st.job_key = acis_oc.job_key;
+    op->st.lost = (uint8_t)acis_comm_lost(cs);
     op->st.seg_bytes = acis_seg_bytes(cs->payload, op->st.kind, op->st.dtype);
     int rc = acis_stream_start(&op->st, &co->win);
     if (rc == 0) {
@@ -148,7 +203,9 @@ static int resend_overdue(struct acis_coff *co, uint64_t now, uint64_t rto)
     return 0;
 }
 
-/* Take finished collectives off their communicators' lists. */
+/* Take finished collectives off their communicators' lists; keep the
+ * last window of their packets (in-place ones kept theirs as answers
+ * came). */
 static void reap(void)
 {
     for (struct acis_coff **cp = &acis_oc.active; *cp;) {
@@ -157,6 +214,9 @@ static void reap(void)
             struct acis_op *op = *pp;
             if (acis_stream_finished(&op->st)) {
                 *pp = op->next;
+                uint32_t n = op->st.nseg, w = co->win.size;
+                for (uint32_t k = n > w ? n - w : 0; k < n && !op->st.inplace; k++)
+                    acis_keep(co, &op->st, k);
                 acis_stream_done(&op->st);
                 atomic_store(&op->done, 1);
             } else {
@@ -174,42 +234,64 @@ static void reap(void)
 
 int acis_engine_progress(void)
 {
-    int rc = 0;
+    int rc = 0, got = 0, alive = !atomic_load(&acis_ct.device_lost);
     acis_dev_lock();
-    for (struct acis_coff *co = acis_oc.active; co && rc == 0; co = co->next_active)
-        rc = pump(co);
-    int got = rc == 0 ? acis_dev_poll() : -1;
-    if (got == 0) {                             /* quiet: anything overdue? */
-        uint64_t now = acis_now_ns(), rto = (uint64_t)ACIS_CV(OFFLOAD_RETRANSMIT_US) * 1000;
-        for (struct acis_coff *co = acis_oc.active; co && rc == 0; co = co->next_active)
-            rc = resend_overdue(co, now, rto);
-        got = rc == 0 ? 0 : -1;
+    for (struct acis_coff *co = acis_oc.active; co && rc >= 0; co = co->next_active)
+        rc = acis_comm_lost(co->cs) ? acis_fix_progress(co) : pump(co);
+    if (rc >= 0 && acis_oc.fixing && acis_fix_input() > 0)
+        got = 1;
+    if (rc >= 0 && alive) {
+        int n = acis_dev_poll();
+        if (n > 0)
+            got += n;
+        else if (n < 0)
+            rc = -1;
+        else if (!got) {                        /* quiet: anything overdue? */
+            uint64_t now = acis_now_ns();
+            uint64_t rto = (uint64_t)ACIS_CV(OFFLOAD_RETRANSMIT_US) * 1000;
+            for (struct acis_coff *co = acis_oc.active; co && rc == 0; co = co->next_active)
+                if (!acis_comm_lost(co->cs))
+                    rc = resend_overdue(co, now, rto);
+        }
     }
     reap();
     acis_dev_unlock();
-    return got;
+    return rc < 0 ? -1 : got;
 }
 
-int acis_op_wait(struct acis_op *op)
+void acis_engine_lost(const char *why)
+{
+    if (atomic_exchange(&acis_ct.device_lost, 1))
+        return;
+    acis_oc.inflight = 0;                       /* nothing out counts any more */
+    ACIS_COUNT(switch_failures, 1);
+    acis_log(1, "the switch failed (%s): finishing open collectives with the other "
+                "ranks, then MPICH", why);
+}
+
+void acis_op_wait(struct acis_op *op)
 {
     uint64_t idle_since = acis_now_ns();
     for (;;) {
         int got = acis_engine_progress();
-        if (atomic_load(&op->done))
-            return 0;
-        if (got < 0) {
-            acis_log(0, "the channel to the switch failed; aborting the job");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        if (atomic_load(&op->done) || atomic_load(&op->abandoned))
+            return;
         if (got > 0) {
             idle_since = acis_now_ns();
             continue;
         }
-        if (acis_dev_wait(idle_since) < 0) {
-            acis_log(0, "%s: the switch did not answer for %lld ms "
-                        "(MPIR_CVAR_OFFLOAD_TIMEOUT_MS); aborting the job",
-                     acis_wire_kind_name(op->st.kind), (long long)ACIS_CV(OFFLOAD_TIMEOUT_MS));
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+        if (acis_comm_lost(op->cs)) {
+            acis_fix_wait();                    /* the members finish it */
+            continue;
+        }
+        if (got < 0 || acis_dev_wait(idle_since) < 0) {
+            char why[96] = "the channel failed";
+            if (got == 0)
+                snprintf(why, sizeof why, "no answer for %lld ms",
+                         (long long)ACIS_CV(OFFLOAD_TIMEOUT_MS));
+            acis_dev_lock();
+            acis_engine_lost(why);
+            acis_dev_unlock();
         }
     }
 }

@@ -2,6 +2,8 @@
  * gatherv and scatterv first an exchange of block sizes through the switch
  * (only the root knows them all), then the collective itself: plan it, put
  * the data in wire form, run it through the engine, put the answer back.
+ * If the communicator goes to MPICH first (its switch failed), the call is
+ * redone there, after any earlier nonblocking ones (recover.c).
  * acis_run_init() publishes which entry points have plans to src/fallback,
  * so a call is never selected for offload without a way to run it. */
 #include "config.h"
@@ -11,8 +13,6 @@
 
 #include "offload/offload.h"
 #include "util/util.h"
-
-enum { PHASE_SIZES, PHASE_MAIN, PHASE_DONE };
 
 void acis_run_init(void)
 {
@@ -42,13 +42,20 @@ static int start_sizes(struct acis_exec *x)
     x->op.st.src_len = 8;
     x->op.st.dst_buf = (uint8_t *)x->blocks;
     x->op.st.dst_len = 8 * (uint64_t)size;
-    x->phase = PHASE_SIZES;
+    x->phase = ACIS_PHASE_SIZES;
     return acis_op_start(&x->op, x->c.cs);
+}
+
+static int overlap(const uint8_t *a, uint64_t al, const uint8_t *b, uint64_t bl)
+{
+    return a && b && al && bl && a < b + bl && b < a + al;
 }
 
 static int start_main(struct acis_exec *x)
 {
     struct acis_plan *p = &x->p;
+    if (x->c.cs->state != ACIS_CT_READY)
+        return ACIS_OP_SOFTWARE;
     if (acis_plan(&x->c, x->blocks, p) != 0)
         fatal(x, "internal error: selected for offload without a plan");
     if (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, x->c.comm) != 0)
@@ -68,8 +75,18 @@ static int start_main(struct acis_exec *x)
     x->op.st.dst_buf = x->dst.p;
     x->op.st.dst_off = p->dst_off;
     x->op.st.dst_len = p->has_dst ? x->dst.len : 0;
-    x->phase = PHASE_MAIN;
+    x->op.st.inplace = (uint8_t)(p->wire && overlap(x->op.st.src_buf, x->op.st.src_len,
+                                                    x->op.st.dst_buf, x->op.st.dst_len));
+    x->phase = ACIS_PHASE_MAIN;
     return acis_op_start(&x->op, x->c.cs);
+}
+
+void acis_exec_drop(struct acis_exec *x)
+{
+    acis_image_free(&x->src);
+    acis_image_free(&x->dst);
+    free(x->blocks);
+    x->blocks = NULL;
 }
 
 int acis_exec_start(struct acis_exec *x)
@@ -78,42 +95,56 @@ int acis_exec_start(struct acis_exec *x)
     memset(&x->src, 0, sizeof x->src);
     memset(&x->dst, 0, sizeof x->dst);
     int rc = acis_plan_needs_sizes(&x->c, &x->mine) ? start_sizes(x) : start_main(x);
-    if (rc != 0)
+    if (rc == ACIS_OP_SOFTWARE)
+        acis_exec_drop(x);
+    else if (rc != 0)
         fatal(x, "out of memory starting the collective");
-    return 0;
+    return rc;
 }
 
 int acis_exec_step(struct acis_exec *x)
 {
-    if (x->phase == PHASE_SIZES) {
-        if (start_main(x) != 0)
+    if (x->phase == ACIS_PHASE_SIZES) {
+        int rc = start_main(x);
+        if (rc == ACIS_OP_SOFTWARE)
+            acis_exec_drop(x);
+        else if (rc != 0)
             fatal(x, "out of memory starting the collective");
-        return 0;
+        return rc;
     }
-    if (x->phase == PHASE_MAIN) {
+    if (x->phase == ACIS_PHASE_MAIN) {
         if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, x->c.comm) != 0)
             fatal(x, "cannot unpack the result");
-        acis_image_free(&x->src);
-        acis_image_free(&x->dst);
-        free(x->blocks);
-        x->blocks = NULL;
-        x->phase = PHASE_DONE;
+        acis_exec_drop(x);
+        x->phase = ACIS_PHASE_DONE;
     }
     return 1;
 }
 
 int acis_exec_complete(const struct acis_exec *x)
 {
-    return x->phase == PHASE_DONE;
+    return x->phase == ACIS_PHASE_DONE;
 }
 
 int acis_exec_run(struct acis_exec *x)
 {
-    acis_exec_start(x);
-    do
+    int rc = acis_exec_start(x);
+    while (rc == 0) {
         acis_op_wait(&x->op);
-    while (!acis_exec_step(x));
-    return MPI_SUCCESS;
+        if (atomic_load(&x->op.abandoned)) {
+            acis_exec_drop(x);
+            rc = ACIS_OP_SOFTWARE;
+        } else {
+            rc = acis_exec_step(x);
+        }
+    }
+    if (rc == 1)
+        return MPI_SUCCESS;
+    /* The communicator went to MPICH: earlier nonblocking calls first. */
+    if (x->phase)
+        ACIS_COUNT(redone, 1);
+    acis_redo_drain(x->c.cs);
+    return acis_call_pmpi(&x->c);
 }
 
 int acis_offload_run(struct acis_call *c)

@@ -68,6 +68,7 @@ static int start(void)
     }
     acis_engine_init();
     acis_run_init();
+    acis_fb.rejoin = ACIS_CV(OFFLOAD_REJOIN) == ACIS_REJOIN_NEW ? acis_rejoin : NULL;
     if (acis_nb_init() != 0) {               /* no generalized requests: blocking only */
         for (int i = 0; i < ACIS_COLL_COUNT; i++)
             if (acis_coll_form((acis_coll_t)i) == ACIS_FORM_NONBLOCKING)
@@ -80,7 +81,7 @@ static int start(void)
     if (acis_oc.eager) {
         struct acis_comm *cs = acis_comm_get(MPI_COMM_WORLD);
         if (cs && cs->size > 1)
-            acis_comm_setup(cs);
+            acis_comm_ready(cs);
     }
     return MPI_SUCCESS;
 }

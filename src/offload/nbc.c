@@ -3,7 +3,8 @@
  * function moves the engine and finishes the call, so MPI_Test, MPI_Wait
  * and MPI_Waitall -- on our requests alone or mixed with MPICH's own --
  * progress it.  Its wait function, used when every request waited on is
- * ours, blocks in the engine instead of spinning through MPICH. */
+ * ours, blocks in the engine instead of spinning through MPICH.  A call
+ * redone in MPICH after a switch failure completes with MPICH's request. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -35,14 +36,44 @@ static int cancel_fn(void *state, int complete)
     return MPI_SUCCESS;                 /* collectives cannot be cancelled */
 }
 
-/* Finish phases whose collective is done; complete the request at the end. */
-static void advance(struct acis_exec *x)
+/* The call was redone in MPICH: is MPICH's request done? */
+static int inner_done(struct acis_exec *x, int wait)
 {
-    while (!acis_exec_complete(x) && atomic_load(&x->op.done))
-        acis_exec_step(x);
-    if (acis_exec_complete(x) && x->req != MPI_REQUEST_NULL) {
+    int flag = 1;
+    if (wait)
+        PMPI_Wait(&x->inner, MPI_STATUS_IGNORE);
+    else
+        PMPI_Test(&x->inner, &flag, MPI_STATUS_IGNORE);
+    if (flag)
+        x->phase = ACIS_PHASE_DONE;
+    return flag;
+}
+
+/* Finish phases whose collective is done, or follow the call into MPICH;
+ * complete the request at the end. */
+static void advance(struct acis_exec *x, int wait)
+{
+    while (!acis_exec_complete(x)) {
+        int redo = atomic_load(&x->redo);
+        if (redo == 1)
+            acis_redo_drain(x->c.cs);          /* in call order, with the others */
+        if (redo == 2 || atomic_load(&x->redo) == 2) {
+            if (!inner_done(x, wait))
+                return;
+            break;
+        }
+        if (redo == 1 || !atomic_load(&x->op.done))
+            return;
+        if (acis_exec_step(x) == ACIS_OP_SOFTWARE && !atomic_load(&x->redo)) {
+            atomic_store(&x->redo, 1);         /* marked when the members agreed */
+            atomic_fetch_add(&acis_oc.redo_pending, 1);
+        }
+    }
+    if (x->req != MPI_REQUEST_NULL) {
         MPI_Request r = x->req;
-        x->req = MPI_REQUEST_NULL;       /* complete once */
+        x->req = MPI_REQUEST_NULL;             /* complete once */
+        if (atomic_load(&x->redo) != 2)
+            acis_exec_unlink(x);
         PMPI_Grequest_complete(r);
     }
 }
@@ -52,8 +83,9 @@ static int poll_fn(void *state, MPI_Status *status)
     (void)status;
     struct acis_exec *x = state;
     if (!acis_exec_complete(x)) {
-        acis_engine_progress();
-        advance(x);
+        if (!atomic_load(&x->redo))
+            acis_engine_progress();
+        advance(x, 0);
     }
     return MPI_SUCCESS;
 }
@@ -65,8 +97,9 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
     for (int i = 0; i < count; i++) {
         struct acis_exec *x = states[i];
         while (!acis_exec_complete(x)) {
-            acis_op_wait(&x->op);
-            advance(x);
+            if (!atomic_load(&x->redo))
+                acis_op_wait(&x->op);
+            advance(x, 1);
         }
     }
     return MPI_SUCCESS;
@@ -81,16 +114,31 @@ int acis_nb_init(void)
 int acis_nb_start(const struct acis_call *c)
 {
     struct acis_exec *x = calloc(1, sizeof *x);
-    if (!x || PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
-        acis_log(0, "%s: cannot allocate a request; aborting the job", acis_coll_name(c->coll));
+    if (!x) {
+        acis_log(0, "%s: out of memory; aborting the job", acis_coll_name(c->coll));
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     x->c = *c;
+    int rc = acis_exec_link(x);
+    if (rc != 0) {                           /* the communicator went to MPICH */
+        free(x);
+        acis_redo_drain(c->cs);
+        return acis_call_pmpi(c);
+    }
+    if (PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
+        acis_log(0, "%s: cannot allocate a request; aborting the job", acis_coll_name(c->coll));
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
     x->req = *c->req;
-    acis_exec_start(x);
-    acis_engine_progress();              /* the first window goes out now */
-    advance(x);
-    if (!acis_exec_complete(x))
-        acis_dev_release();              /* the switch thread serves while we are away */
+    rc = acis_exec_start(x);
+    if (rc == 0)
+        acis_engine_progress();              /* the first window goes out now */
+    else if (!atomic_load(&x->redo)) {       /* marked when the members agreed */
+        atomic_store(&x->redo, 1);
+        atomic_fetch_add(&acis_oc.redo_pending, 1);
+    }
+    advance(x, 0);
+    if (!acis_exec_complete(x) && !atomic_load(&x->redo))
+        acis_dev_release();                  /* the switch thread serves while we are away */
     return MPI_SUCCESS;
 }

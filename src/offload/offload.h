@@ -14,6 +14,7 @@
 #include "commtable/commtable.h"
 #include "fallback/fallback.h"
 #include "offload/stream.h"
+#include "util/util.h"
 
 #define ACIS_API __attribute__((visibility("default")))
 
@@ -31,9 +32,16 @@ struct acis_offload_ctx {
     uint64_t job_key;         /* random, chosen by rank 0 at MPI_Init */
     int embedded;             /* this process runs the job's switch */
     int eager;                /* set up table rows when communicators are made */
+    char switch_addr[ACIS_CVAR_STRLEN]; /* where the job's switch listens */
+    int chan;                 /* its channel (enum of MPIR_CVAR_OFFLOAD_DEVICE) */
+    uint64_t rejoin_after_ns; /* no new try to rejoin a failed switch before */
     struct acis_coff *active; /* communicators with collectives in flight
                                  (engine.c, under the device lock) */
+    struct acis_coff *coffs;  /* every communicator with offload state */
     uint32_t inflight;        /* segments out, all communicators (ditto) */
+    int fixing;               /* communicators in recovery (recover.c) */
+    atomic_int redo_pending;  /* nonblocking calls waiting to be redone in
+                                 MPICH after a switch failure (recover.c) */
     MPIX_Grequest_class nb_class; /* generalized requests of nonblocking calls */
 };
 
@@ -45,16 +53,89 @@ struct acis_op {
     struct acis_comm *cs;
     struct acis_op *next;     /* in its communicator's list */
     atomic_int done;          /* every answer in, off the lists */
+    atomic_int abandoned;     /* its communicator went to MPICH first: the
+                                 call is redone there (recover.c) */
 };
 
+/* A copy of a packet this rank sent, kept while another member may still
+ * need it to finish the segment after a switch failure: the last window's
+ * segments of finished collectives, and segments whose source the answer
+ * overwrote (in-place reductions). */
+struct acis_kept {
+    uint64_t pos;
+    uint32_t seq, seg, len, cap;
+    uint8_t *pkt;             /* header and payload, len bytes */
+};
+
+struct acis_fix;              /* recovery state of a communicator (recover.c) */
+struct acis_exec;
+
+/* Offload state of one communicator (acis_comm.off), under the device
+ * lock: its slot window, sequence numbers, collectives in flight, kept
+ * packets, and after a switch failure its recovery. */
+struct acis_coff {
+    struct acis_window win;
+    uint32_t seq;
+    struct acis_op *ops;          /* started and unfinished, oldest first */
+    struct acis_coff *next_active;
+    int active;                   /* on acis_oc.active */
+    struct acis_comm *cs;
+    struct acis_coff *next_all;   /* acis_oc.coffs */
+    struct acis_kept *kept;       /* win.size entries, by position mod size */
+    struct acis_fix *fix;
+    struct acis_exec *execs;      /* nonblocking calls in flight, in call order */
+};
+
+/* cs's offload state, made on first use; NULL if memory is short. */
+struct acis_coff *acis_coff_of(struct acis_comm *cs);
+
 /* Engine: hook into the device and communicator table; start a
- * collective (st's kind/op/dtype/root/total and ranges set); move every
- * collective in flight once (returns packets received, -1 on channel
- * failure); wait for one. */
+ * collective (st's kind/op/dtype/root/total and ranges set; 0, -1 out of
+ * memory, or ACIS_OP_SOFTWARE when the communicator now runs in MPICH);
+ * move every collective in flight once (returns packets received, -1 on
+ * channel failure); wait until a collective is done or abandoned. */
+#define ACIS_OP_SOFTWARE (-2)
 void acis_engine_init(void);
 int acis_op_start(struct acis_op *op, struct acis_comm *cs);
 int acis_engine_progress(void);
-int acis_op_wait(struct acis_op *op);
+void acis_op_wait(struct acis_op *op);
+
+/* The switch failed (no answer for MPIR_CVAR_OFFLOAD_TIMEOUT_MS, or a peer
+ * says so): collectives of its communicators are finished by the members
+ * from now on (device lock held). */
+void acis_engine_lost(const char *why);
+
+/* Keep a copy of segment k of st (device lock held). */
+void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k);
+
+/* Take an answer for op's segment: keep the source first if the answer
+ * overwrites it.  Returns acis_stream_answer's result. */
+int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct acis_hdr *h,
+                       const uint8_t *payload);
+
+/* Recovery (recover.c).  The peer service's answer to another rank's ask
+ * (runs on the service thread); finishing the oldest collective of a
+ * communicator whose switch failed from the members' own packets, and
+ * deciding when every member goes to MPICH (device lock held); reading
+ * replies (device lock held); waiting for them; issuing the MPICH calls
+ * of abandoned collectives in order (no lock held; before any other MPICH
+ * collective on the communicator). */
+size_t acis_fix_serve(void *arg, const struct acis_hdr *ask, uint8_t *reply);
+int acis_fix_progress(struct acis_coff *co);
+int acis_fix_input(void);
+void acis_fix_wait(void);
+void acis_fix_free(struct acis_coff *co);
+void acis_redo_drain(struct acis_comm *cs);
+void acis_redo_before(MPI_Comm comm);
+/* Nonblocking calls are listed on their communicator while in flight, so
+ * a move to MPICH redoes them in call order: 0, or ACIS_OP_SOFTWARE when
+ * the communicator already runs in MPICH (-1: no memory). */
+int acis_exec_link(struct acis_exec *x);
+void acis_exec_unlink(struct acis_exec *x);
+
+/* Every rank that needs it joins the switch again after a failure
+ * (connect.c), collective over comm: 0 if every member has a device. */
+int acis_rejoin(MPI_Comm comm);
 
 /* A rank's data in wire form: in place, or packed into tmp. */
 struct acis_image {
@@ -106,23 +187,37 @@ int acis_has_plan(acis_coll_t coll);
 int acis_plan_needs_sizes(const struct acis_call *c, uint64_t *mine);
 
 /* One offloaded call from start to finish: the size exchange (v-variants),
- * then the collective itself. */
+ * then the collective itself; redone in MPICH if its communicator went to
+ * MPICH before it finished (nonblocking calls through an inner request). */
 struct acis_exec {
     struct acis_call c;
     struct acis_plan p;
     struct acis_image src, dst;
     struct acis_op op;
     uint64_t mine, *blocks;   /* v-variants */
-    int phase;                /* enum in exec.c */
+    int phase;                /* enum acis_phase */
+    atomic_int redo;          /* nonblocking, after a switch failure: 1 to be
+                                 redone in MPICH, 2 redone (inner is
+                                 MPICH's request) */
     MPI_Request req;          /* nonblocking: its generalized request */
+    MPI_Request inner;
+    struct acis_exec *next_exec; /* acis_coff.execs */
 };
 
-/* Start x (x->c filled); returns 0 or -1 (out of memory). */
+enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
+
+/* The same call made to MPICH, with the caller's arguments. */
+int acis_call_pmpi(const struct acis_call *c);
+
+/* Start x (x->c filled): 0, or ACIS_OP_SOFTWARE if x must run in MPICH
+ * instead.  After x->op is done: go on to the next phase, 1 when x is
+ * complete, ACIS_OP_SOFTWARE as before. */
 int acis_exec_start(struct acis_exec *x);
-/* After x->op is done: go on to the next phase.  1 when x is complete. */
 int acis_exec_step(struct acis_exec *x);
 int acis_exec_complete(const struct acis_exec *x);
-/* Blocking: start, wait for every phase, finish. */
+/* Free what x holds for the switch (it runs in MPICH instead). */
+void acis_exec_drop(struct acis_exec *x);
+/* Blocking: start, wait for every phase, finish; or MPICH. */
 int acis_exec_run(struct acis_exec *x);
 
 /* Nonblocking calls: a generalized request whose poll function moves the

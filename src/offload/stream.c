@@ -86,7 +86,7 @@ static void overlap(uint64_t a, uint64_t al, uint64_t b, uint64_t bl,
 /* The packet of segment k (its slot is the segment's position modulo the
  * window; the round bit alternates between the slot's uses). */
 static void build(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
-                  uint8_t *hdr, const uint8_t **payload, uint32_t *len)
+                  uint8_t *hdr, const uint8_t **payload, uint32_t *len, int seal)
 {
     uint64_t base = (uint64_t)k * s->seg_bytes;
     uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
@@ -98,7 +98,8 @@ static void build(const struct acis_stream *s, const struct acis_window *w, uint
     struct acis_hdr h = {
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
         .opcode = ACIS_OPC(s->kind, s->alg), .op = s->op, .dtype = s->dtype,
-        .flags = (pos / w->size) & 1 ? ACIS_F_ROUND : 0,
+        .flags = (uint16_t)(((pos / w->size) & 1 ? ACIS_F_ROUND : 0) |
+                            (s->lost ? ACIS_F_LOST : 0)),
         .slot = (uint16_t)slot_of(s, w, k), .payload_len = (uint32_t)plen,
         .job_key = s->job_key, .ctx = s->ctx, .seq = s->seq, .src = s->src,
         .root = s->root, .seg_index = k, .seg_offset = plen ? plo : base,
@@ -108,14 +109,21 @@ static void build(const struct acis_stream *s, const struct acis_window *w, uint
     *payload = plen ? s->src_buf + (plo - s->src_off) : NULL;
     *len = (uint32_t)plen;
     acis_hdr_encode(&h, hdr);
-    acis_hdr_seal(hdr, *payload, plen);
+    if (seal)
+        acis_hdr_seal(hdr, *payload, plen);
+}
+
+void acis_stream_packet(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
+                        uint8_t *hdr, const uint8_t **payload, uint32_t *len)
+{
+    build(s, w, k, hdr, payload, len, 0);
 }
 
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
                       const uint8_t **payload, uint32_t *len, uint64_t now)
 {
     uint32_t k = s->next++, slot = slot_of(s, w, k);
-    build(s, w, k, hdr, payload, len);
+    build(s, w, k, hdr, payload, len, 1);
     w->busy[slot] = 1;
     w->owner[slot] = s;
     w->seg[slot] = k;
@@ -132,7 +140,7 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
     unsigned t = w->tries[slot] < 6 ? w->tries[slot] : 6;
     if (now - w->sent_ns[slot] < rto_ns << t)
         return 0;
-    build(w->owner[slot], w, w->seg[slot], hdr, payload, len);
+    build(w->owner[slot], w, w->seg[slot], hdr, payload, len, 1);
     w->sent_ns[slot] = now;
     if (w->tries[slot] < 255)
         w->tries[slot]++;
@@ -143,6 +151,8 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload)
 {
     uint32_t k = h->seg_index;
+    if (h->flags & ACIS_F_PENDING)
+        return 1;                          /* alive, still waiting: nothing to do */
     if (k >= s->next || (s->got[k / 64] >> (k % 64) & 1) || h->slot != slot_of(s, w, k) ||
         ACIS_OPC_KIND(h->opcode) != s->kind || h->total_len != s->total)
         return -1;

@@ -40,6 +40,10 @@ struct acis_stream {
     uint64_t total;           /* bytes of the result space */
     uint32_t seg_bytes, nseg;
     uint64_t pos0;            /* stream position of segment 0 */
+    uint8_t lost;             /* started after this member lost the switch
+                                 (ACIS_F_LOST on every packet) */
+    uint8_t inplace;          /* answers overwrite the piece (in-place
+                                 reduction) */
     /* this member's piece and wanted range, in result-space bytes */
     const uint8_t *src_buf;
     uint64_t src_off, src_len;
@@ -69,6 +73,18 @@ int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
                       const uint8_t **payload, uint32_t *len, uint64_t now);
 
+/* Build the packet of segment k (any k < nseg) without marking anything
+ * and without its checksum (0; seal it before sending): for copies kept
+ * for recovery, and for other members recovering. */
+void acis_stream_packet(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
+                        uint8_t *hdr, const uint8_t **payload, uint32_t *len);
+
+/* 1 if segment k has its answer. */
+static inline int acis_stream_has(const struct acis_stream *s, uint32_t k)
+{
+    return (int)(s->got[k / 64] >> (k % 64) & 1);
+}
+
 /* If the segment out on slot has waited rto_ns << tries (tries capped at
  * 6) since it was last sent, build it again as above, note the new send
  * and return 1; else 0. */
@@ -76,7 +92,8 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
                        uint8_t *hdr, const uint8_t **payload, uint32_t *len);
 
 /* Take an answer for this stream (decoded, same ctx and seq).  Copies the
- * data to its place and frees the slot.  Returns 0, or -1 if the packet
+ * data to its place and frees the slot.  Returns 0, 1 for a "pending"
+ * notice (the switch is alive, the segment waits), or -1 if the packet
  * does not fit what was asked (a duplicate, wrong range...). */
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload);

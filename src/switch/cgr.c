@@ -316,7 +316,14 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         return;
     }
     if (u->busy && (u->bits[rank / 64] >> (rank % 64) & 1)) {
-        SWC(sw, drop_duplicate)++;
+        SWC(sw, drop_duplicate)++;              /* say we are alive and waiting */
+        struct acis_hdr r;
+        uint32_t port = ct->rank_port[rank];
+        result_header(sw, ct, u, h->slot, &r);
+        r.flags |= ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_PENDING;
+        r.seg_offset = u->base;
+        sw_emit(sw, &port, 1, &r, NULL, 0);
+        SWC(sw, pending)++;
         return;
     }
     if (!piece_ok(ct, kind, alg, rank, h, base, len, u->busy ? u->placed : 0) ||

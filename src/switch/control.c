@@ -57,6 +57,7 @@ static void welcome(struct acis_sw *sw, uint32_t port, const void *peer,
     acis_put32(p + 16, sw->o.tables);
     acis_put32(p + 20, sw->o.ports);
     acis_put32(p + 24, sw->o.credits);
+    acis_put32(p + 28, sw->boot);
     answer(sw, port, peer, &r, p, sizeof p);
 }
 

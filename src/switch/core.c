@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "sw.h"
+#include "util/util.h"
 
 static int range(const char *name, uint64_t v, uint64_t lo, uint64_t hi,
                  char *err, size_t errlen)
@@ -36,6 +38,8 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
     sw->o = *o;
     sw->io = *io;
     sw->window = o->slots / o->tables;
+    if (getrandom(&sw->boot, sizeof sw->boot, 0) != sizeof sw->boot)
+        sw->boot = (uint32_t)acis_now_ns();
     sw->ports = calloc(o->ports, sizeof *sw->ports);
     sw->jobs = calloc(o->ports, sizeof *sw->jobs);
     sw->cts = calloc(o->tables, sizeof *sw->cts);

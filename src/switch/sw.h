@@ -73,6 +73,7 @@ struct acis_sw {
     struct sw_job *jobs;     /* o.ports (at most one job per port) */
     struct sw_ct *cts;       /* o.tables */
     uint32_t window;         /* slots per row: o.slots / o.tables */
+    uint32_t boot;           /* random, drawn at creation (WELCOME) */
     uint64_t c[ACIS_SWC_COUNT];
 };
 

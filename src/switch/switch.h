@@ -78,6 +78,23 @@ void acis_reduce(unsigned op, unsigned dt, void *inout, const void *in, size_t n
 int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
                     char *err, size_t errlen);
 
+/* ------------------------------------------------------------ emulator */
+
+/* A private core for one communicator (members' global ranks in order, of
+ * a job of world ranks with key; slots segments at a time, payload bytes
+ * per packet), used to finish open segments in software after the real
+ * switch failed.  Feed member i's packet of a segment on the core's slot
+ * slot, in that slot's use round (0/1, alternating per use); when every
+ * member's packet is in, the answers come out through out(arg, member,
+ * packet, len) carrying the core's own context, slot and round. */
+struct acis_swemu;
+typedef void (*acis_swemu_out)(void *arg, uint32_t member, const void *pkt, size_t len);
+struct acis_swemu *acis_swemu_create(uint64_t key, const uint32_t *granks, uint32_t n,
+                                     uint32_t world, uint32_t slots, uint32_t payload);
+int acis_swemu_input(struct acis_swemu *e, uint32_t member, uint32_t slot, int round,
+                     const uint8_t *pkt, size_t len, acis_swemu_out out, void *arg);
+void acis_swemu_destroy(struct acis_swemu *e);
+
 /* --------------------------------------------------------- UDP switch */
 
 struct acis_udpsw;

@@ -35,6 +35,9 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->retransmits = LOAD(h->retransmits);
     out->switch_failures = LOAD(h->switch_failures);
     out->recovered = LOAD(h->recovered);
+    out->peer_segments = LOAD(h->peer_segments);
+    out->peer_served = LOAD(h->peer_served);
+    out->redone = LOAD(h->redone);
 }
 
 void acis_stats_zero(void)

@@ -39,6 +39,7 @@ enum { ACIS_AUTO = 0, ACIS_ON = 1, ACIS_OFF = 2 };                 /* auto|on|of
 enum { ACIS_DEV_UDP, ACIS_DEV_SHM, ACIS_DEV_VERBS, ACIS_DEV_NONE }; /* DEVICE */
 enum { ACIS_SETUP_LAZY, ACIS_SETUP_EAGER };                         /* COMM_SETUP */
 enum { ACIS_WAIT_AUTO, ACIS_WAIT_SPIN, ACIS_WAIT_BLOCK };           /* WAIT */
+enum { ACIS_REJOIN_NEW, ACIS_REJOIN_NEVER };                           /* REJOIN */
 
 struct acis_cvar {
     const char *name;            /* after the MPIR_CVAR_ prefix */
@@ -101,6 +102,7 @@ struct acis_host_counters {
     atomic_uint_fast64_t bytes_sent, bytes_received, packets_dropped;
     atomic_uint_fast64_t comms_offloaded, comms_refused;
     atomic_uint_fast64_t retransmits, switch_failures, recovered;
+    atomic_uint_fast64_t peer_segments, peer_served, redone;
 };
 
 /* Add v to a counter.  Single-threaded processes (the common case) use a

@@ -491,6 +491,7 @@ START_TEST(drops)
     ck_assert_uint_eq(DELTA(drop_not_member), 1);
     ck_assert_uint_eq(DELTA(drop_slot), 1);
     ck_assert_uint_eq(DELTA(drop_duplicate), 1);
+    ck_assert_uint_eq(DELTA(pending), 1);       /* the repeat is told "still waiting" */
     ck_assert_uint_eq(DELTA(drop_mismatch), 1);
     ck_assert_uint_eq(DELTA(drop_malformed), 2);
 #undef DELTA
@@ -504,6 +505,12 @@ START_TEST(drops)
         struct acis_hdr hd;
         ck_assert(sim_pop(S, h, &p));
         ck_assert_int_eq(acis_wire_decode(p.data, p.len, 8192, &hd), ACIS_WERR_OK);
+        if (hd.flags & ACIS_F_PENDING) {            /* the notice to the repeater */
+            ck_assert_int_eq(h, 0);
+            free(p.data);
+            ck_assert(sim_pop(S, h, &p));
+            ck_assert_int_eq(acis_wire_decode(p.data, p.len, 8192, &hd), ACIS_WERR_OK);
+        }
         ck_assert_int_eq(acis_get32(p.data + ACIS_HDR_LEN + 12), 12);   /* 4 * 3 */
         free(p.data);
     }

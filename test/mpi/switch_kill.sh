@@ -1,0 +1,60 @@
+#!/bin/sh
+# switch_kill.sh -- acis-switchd killed in the middle of a run of collectives
+# at 4 ranks (switch_kill.c checks every result against MPICH and the
+# counters), then restarted on the same address: a new communicator uses it
+# again.  Then a switch that goes silent (SIGSTOP: found by the timeout, not
+# by a refused socket) at 2 ranks with MPIR_CVAR_OFFLOAD_REJOIN=never: new
+# communicators stay in MPICH.  A hang fails the test through run_mpi's
+# time limit.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+
+# start_switch LISTEN TAG: prints the address once it listens.
+start_switch() {
+    "$top_builddir/src/switch/acis-switchd" --listen "$1" >"$TMPD/sw$2.out" 2>&1 &
+    echo $! >"$TMPD/sw$2.pid"
+    for i in $(seq 50); do
+        a=$(sed -n 's/^acis-switchd: listening on //p' "$TMPD/sw$2.out")
+        [ -n "$a" ] && { echo "$a"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+# restart_when_dead PID LISTEN TAG: in the background, start a new switch on
+# the same address once the old one is gone, then create $TMPD/back.TAG.
+restart_when_dead() {
+    ( while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
+      start_switch "$2" "$3" >/dev/null && touch "$TMPD/back.$3" ) &
+}
+trap 'for f in "$TMPD"/sw*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -rf "$TMPD"' EXIT
+
+# kill_run NP TAG SIGNAL REJOIN EXPECT: one job; the switch of TAG dies
+# (KILL: then a new one starts on its address) or freezes (STOP) mid-run.
+kill_run() {
+    np=$1 tag=$2 sig=$3 rejoin=$4 expect=$5
+    pid=$(cat "$TMPD/sw$tag.pid")
+    if [ "$sig" = KILL ]; then
+        restart_when_dead "$pid" "$addr" "$((tag + 1))"
+    else
+        touch "$TMPD/back.$((tag + 1))"
+    fi
+    start=$(date +%s)
+    ACIS_TEST_SWITCH_PID=$pid ACIS_TEST_SIGNAL=$sig MPIR_CVAR_OFFLOAD=on \
+        MPIR_CVAR_OFFLOAD_SWITCH=$addr \
+        MPIR_CVAR_OFFLOAD_TIMEOUT_MS=1000 MPIR_CVAR_OFFLOAD_CONNECT_MS=500 \
+        MPIR_CVAR_OFFLOAD_REJOIN=$rejoin MPIR_CVAR_OFFLOAD_VERBOSE=1 \
+        run_mpi "$np" "$TESTS_DIR/switch_kill" --kill-at=8 --iters=24 \
+        --rejoin-file="$TMPD/back.$((tag + 1))" --rejoin="$expect" \
+        >"$TMPD/out.$tag" 2>"$TMPD/err.$tag"
+    rc=$?
+    cat "$TMPD/out.$tag"
+    grep -E 'FAIL|killed|failed|again|aborting' "$TMPD/err.$tag" | sort | uniq -c | head -20
+    [ $rc = 0 ] || { tail -20 "$TMPD/err.$tag"; fail "$np ranks, rejoin=$rejoin: exit $rc"; }
+    grep -q 'its switch failed' "$TMPD/err.$tag" || fail "no line saying the switch failed"
+    echo "ok: $np ranks, SIG$sig, REJOIN=$rejoin, $(($(date +%s) - start)) s"
+}
+
+addr=$(start_switch 127.0.0.1:0 1) || fail "acis-switchd did not start"
+note "switch at $addr"
+kill_run 4 1 KILL new yes
+note "the restarted switch goes silent; REJOIN=never"
+kill_run 2 2 STOP never no
