@@ -182,7 +182,9 @@ enum acis_status {
     ACIS_ST_NO_SLOTS,         /* not enough aggregation slots */
     ACIS_ST_UNKNOWN_RANK,     /* a member never said HELLO */
     ACIS_ST_BAD_REQUEST,
-    ACIS_ST_NO_CTX            /* no such context (CT_FREE) */
+    ACIS_ST_NO_CTX,           /* no such context (CT_FREE) */
+    ACIS_ST_JOB_LIMIT         /* the job holds all the rows or ports one job
+                                 may hold */
 };
 
 /* Switch counters, in the order of the STATS_REPLY payload (u32 count, then

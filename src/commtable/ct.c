@@ -93,7 +93,8 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
         cs->state = ACIS_CT_REFUSED;
         cs->refused = all[F_LOST] ? ACIS_REASON_DEVICE_FAILED
                       : all[F_STATUS] == ACIS_ST_TABLE_FULL + 1 ||
-                              all[F_STATUS] == ACIS_ST_NO_SLOTS + 1
+                              all[F_STATUS] == ACIS_ST_NO_SLOTS + 1 ||
+                              all[F_STATUS] == ACIS_ST_JOB_LIMIT + 1
                           ? ACIS_REASON_TABLE_FULL
                           : ACIS_REASON_COMM_SETUP;
         ACIS_COUNT(comms_refused, 1);

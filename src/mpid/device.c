@@ -290,6 +290,7 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         snprintf(why, whylen, "switch %s refused to join: %s", addr,
                  st == ACIS_ST_NO_PORT ? "no free host port"
                  : st == ACIS_ST_JOB_MISMATCH ? "job key in use with another size"
+                 : st == ACIS_ST_JOB_LIMIT ? "the job holds all the ports one job may"
                                               : "bad request");
         goto fail;
     }

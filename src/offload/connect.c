@@ -105,6 +105,7 @@ int acis_connect(void)
             o.slots = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_SLOTS);
             o.tables = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_TABLES);
             o.ports = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PORTS);
+            o.job_rows = o.tables;           /* the job's own switch */
             o.faults = fault_rates();
             o.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 7919 + 104729;
             if (acis_dev_embed_start(embed_listen(local), &o, spin, addr, sizeof addr, why,

@@ -86,6 +86,10 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         welcome(sw, sw->jobs[j].rank_port[h->src], peer, h, ACIS_ST_OK);  /* a retry */
         return;
     }
+    if (j != SW_NONE && sw->jobs[j].joined >= sw->o.job_ports) {
+        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_LIMIT);
+        return;
+    }
     uint32_t p;
     for (p = 0; p < sw->o.ports && sw->ports[p].in_use; p++)
         ;
@@ -179,6 +183,8 @@ static void ct_free(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h)
     if (ct && ct->job == sw->ports[port].job) {
         sw_ct_free(sw, (uint32_t)(ct - sw->cts));
         st = ACIS_ST_OK;
+    } else if (ct) {
+        SWC(sw, drop_foreign)++;                 /* another job's row: refused */
     }
     reply_header(h, ACIS_K_CT_FREED, &r);
     acis_put32(p, st);

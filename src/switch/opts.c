@@ -17,14 +17,26 @@ int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
         { "tables", offsetof(struct acis_sw_opts, tables), 1, 65535 },
         { "slots", offsetof(struct acis_sw_opts, slots), 1, 1u << 26 },
         { "payload", offsetof(struct acis_sw_opts, payload), ACIS_MIN_PAYLOAD, ACIS_MAX_PAYLOAD },
+        { "job-rows", offsetof(struct acis_sw_opts, job_rows), 1, 65535 },
+        { "job-ports", offsetof(struct acis_sw_opts, job_ports), 1, 65535 },
     };
     if (strncmp(name, "fault-", 6) == 0) {
-        if (strcmp(name, "fault-seed") == 0 && value && *value) {
-            o->fault_seed = strtoull(value, NULL, 10);
-            return 0;
-        }
-        if (strcmp(name, "fault-delay-us") == 0 && value && *value) {
-            o->faults.delay_ns = strtoull(value, NULL, 10) * 1000;
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = value && *value ? strtoull(value, &end, 10) : 0;
+        int num = value && *value && !*end && !errno && value[0] != '-';
+        if (strcmp(name, "fault-seed") == 0 || strcmp(name, "fault-delay-us") == 0) {
+            int seed = name[6] == 's';
+            if (!num || (!seed && v > 10000000ull)) {
+                snprintf(err, errlen, "--%s takes %s, not '%s'", name,
+                         seed ? "a non-negative integer" : "microseconds in 0..10000000",
+                         value ? value : "");
+                return -1;
+            }
+            if (seed)
+                o->fault_seed = v;
+            else
+                o->faults.delay_ns = v * 1000;
             return 0;
         }
         if (value && acis_fault_opt(&o->faults, name + 6, value) == 0)

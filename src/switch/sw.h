@@ -21,6 +21,7 @@ struct sw_job {
     uint64_t key;
     uint32_t size;           /* MPI_COMM_WORLD size */
     uint32_t joined;         /* ports open */
+    uint32_t rows;           /* table rows held */
     uint32_t *rank_port;     /* size entries, SW_NONE until HELLO */
 };
 

@@ -2,7 +2,9 @@
  * across hosts and several jobs at once.
  *
  * usage: acis-switchd [--listen HOST:PORT] [--ports N] [--tables N]
- *                     [--slots N] [--payload BYTES] [--spin] [--verbose]
+ *                     [--slots N] [--payload BYTES] [--job-rows N]
+ *                     [--job-ports N] [--fault-KIND RATE ...] [--spin]
+ *                     [--verbose]
  * Prints "acis-switchd: listening on HOST:PORT" once bound (port 0 picks
  * one).  SIGINT/SIGTERM stop it; --verbose then prints its counters. */
 #include "config.h"
@@ -26,14 +28,19 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fputs("usage: acis-switchd [--listen HOST:PORT] [--ports N] [--tables N] [--slots N]\n"
-          "                    [--payload BYTES] [--spin] [--verbose]\n"
-          "  --listen   service address (default 127.0.0.1:0: loopback, any free port)\n"
-          "  --ports    host ports, the switch radix (default 256)\n"
-          "  --tables   communicator table rows (default 32)\n"
-          "  --slots    aggregation slots, shared out per row (default 1024)\n"
-          "  --payload  data bytes per packet (default 16384)\n"
-          "  --spin     poll without sleeping while traffic flows\n"
-          "  --verbose  log joins and table rows; print counters at exit\n", out);
+          "                    [--payload BYTES] [--job-rows N] [--job-ports N]\n"
+          "                    [--fault-KIND RATE ...] [--spin] [--verbose]\n"
+          "  --listen    service address (default 127.0.0.1:0: loopback, any free port)\n"
+          "  --ports     host ports, the switch radix (default 256)\n"
+          "  --tables    communicator table rows (default 32)\n"
+          "  --slots     aggregation slots, shared out per row (default 1024)\n"
+          "  --payload   data bytes per packet (default 16384)\n"
+          "  --job-rows  table rows one job may hold (default 3/4 of --tables)\n"
+          "  --job-ports host ports one job may hold (default all)\n"
+          "  --fault-drop, -dup, -reorder, -delay, -corrupt RATE (0.01 or 1%),\n"
+          "  --fault-delay-us US, --fault-seed N: inject faults into what it sends\n"
+          "  --spin      poll without sleeping while traffic flows\n"
+          "  --verbose   log joins and table rows; print counters at exit\n", out);
 }
 
 int main(int argc, char **argv)

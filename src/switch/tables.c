@@ -74,6 +74,8 @@ int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
         ;
     if (r == sw->o.tables)
         return ACIS_ST_TABLE_FULL;
+    if (j->rows >= sw->o.job_rows)
+        return ACIS_ST_JOB_LIMIT;                /* leave rows for other jobs */
     if (sw->window == 0)
         return ACIS_ST_NO_SLOTS;
     if (n < 1 || n > sw->o.ports)
@@ -114,6 +116,7 @@ int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
         }
     }
     ct->in_use = 1;
+    j->rows++;
     SWC(sw, buffer_bytes) += 2 * (uint64_t)ct->window * sw->o.payload;
     SWC(sw, tables_in_use)++;
     SWC(sw, slots_in_use) += ct->window;
@@ -133,6 +136,7 @@ void sw_ct_free(struct acis_sw *sw, uint32_t row)
     row_clear(ct);
     SWC(sw, tables_in_use)--;
     SWC(sw, slots_in_use) -= ct->window;
+    sw->jobs[ct->job].rows--;
     ct->in_use = 0;
 }
 

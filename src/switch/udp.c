@@ -23,6 +23,7 @@
 #include "util/util.h"
 
 #define BATCH 32
+#define FAIR_BATCHES 4           /* batches per ready socket per round */
 #define SOCKBUF (4 << 20)
 #define SPIN_NS 200000           /* keep spinning this long after traffic */
 #define HANDOFF_NS 2000000ull    /* serve again when nobody drove for this long */
@@ -244,10 +245,13 @@ const char *acis_udpsw_address(const struct acis_udpsw *u)
     return u->address;
 }
 
-/* Drain one socket; returns datagrams handled. */
+/* Read up to FAIR_BATCHES batches from one socket; returns datagrams
+ * handled.  Sockets are level-triggered, so what is left is read in the
+ * next round, after every other ready port had its turn: one job (or a
+ * flood at the service address) cannot starve another. */
 static int drain(struct acis_udpsw *u, int fd, uint32_t port)
 {
-    int total = 0, n;
+    int total = 0, n, rounds = 0;
     do {
         for (int i = 0; i < BATCH; i++) {
             memset(&u->msgs[i].msg_hdr, 0, sizeof u->msgs[i].msg_hdr);
@@ -266,7 +270,7 @@ static int drain(struct acis_udpsw *u, int fd, uint32_t port)
             acis_sw_input(u->core, port, &u->peers[i], u->iov[i].iov_base, u->msgs[i].msg_len);
         }
         total += n > 0 ? n : 0;
-    } while (n == BATCH);
+    } while (n == BATCH && ++rounds < FAIR_BATCHES);
     return total;
 }
 

@@ -35,8 +35,10 @@ static void setup64(void)
 
 static void teardown(void)
 {
-    sim_fini(S);
+    if (S)
+        sim_fini(S);
     free(S);
+    S = NULL;
 }
 
 /* A communicator of the given hosts, created on the switch. */
@@ -427,8 +429,10 @@ START_TEST(control_plane)
     ck_assert_uint_eq(S->c[ACIS_SWC_jobs], 0);
     ck_assert_uint_eq(S->c[ACIS_SWC_ports_in_use], 0);
     ck_assert_uint_eq(S->c[ACIS_SWC_buffer_bytes], 0);
-    free(a);
-    free(b);
+    comm_free(a);
+    comm_free(b);
+    for (int i = 0; i < cfull.n; i++)
+        acis_window_free(&cfull.win[i]);
 }
 END_TEST
 
@@ -577,6 +581,117 @@ START_TEST(kernels)
 }
 END_TEST
 
+/* Per-job limits: one job cannot take every port or row from the others. */
+START_TEST(job_limits)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.ports = 6;
+    o.tables = 4;                /* a job may hold 3 rows by default */
+    o.slots = 16;
+    o.job_ports = 3;
+    S = calloc(1, sizeof *S);
+    ck_assert_int_eq(sim_init(S, &o), 0);
+    uint32_t st;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(sim_join(S, KEY, (uint32_t)i, 4, &st), i);
+    ck_assert_int_eq(sim_join(S, KEY, 3, 4, &st), -1);       /* a fourth port */
+    ck_assert_uint_eq(st, ACIS_ST_JOB_LIMIT);
+    ck_assert_int_eq(sim_join(S, KEY + 1, 0, 2, &st), 3);    /* another job fits */
+    ck_assert_int_eq(sim_join(S, KEY + 1, 1, 2, &st), 4);
+
+    int a3[3] = { 0, 1, 2 }, b2[2] = { 3, 4 };
+    struct sim_comm *rows[3];
+    for (int r = 0; r < 3; r++) {
+        rows[r] = calloc(1, sizeof *rows[r]);
+        rows[r]->n = 3;
+        memcpy(rows[r]->host, a3, sizeof a3);
+        ck_assert_uint_eq(sim_ct_create(S, rows[r], 500 + (uint32_t)r), ACIS_ST_OK);
+    }
+    struct sim_comm more = { .n = 3, .host = { 0, 1, 2 } };
+    ck_assert_uint_eq(sim_ct_create(S, &more, 600), ACIS_ST_JOB_LIMIT);
+    struct sim_comm *b = comm(b2, 2);                         /* the last row is B's */
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 4);
+    ck_assert_uint_eq(S->c[ACIS_SWC_tables_refused], 1);
+    /* a freed row is the job's to take again */
+    ck_assert_uint_eq(sim_ct_free(S, rows[0]), ACIS_ST_OK);
+    ck_assert_uint_eq(sim_ct_create(S, &more, 601), ACIS_ST_OK);
+    for (int r = 0; r < 3; r++)
+        comm_free(rows[r]);
+    comm_free(b);
+    for (int i = 0; i < more.n; i++)
+        acis_window_free(&more.win[i]);
+}
+END_TEST
+
+struct emu_got {
+    uint32_t member;
+    double *out;
+    uint32_t seg_bytes, answers;
+};
+
+static void emu_take(void *arg, uint32_t member, const void *pkt, size_t len)
+{
+    struct emu_got *g = arg;
+    struct acis_hdr h;
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 1024, &h), ACIS_WERR_OK);
+    if (member != g->member)
+        return;
+    memcpy((uint8_t *)g->out + h.seg_offset, (const uint8_t *)pkt + ACIS_HDR_LEN,
+           h.payload_len);
+    g->answers++;
+}
+
+/* The private core of a recovering rank gives what the switch gives: an
+ * order-sensitive reduction folded in rank order, whatever order the
+ * members' packets come in. */
+START_TEST(emulator)
+{
+    enum { N = 4, COUNT = 1000, SLOTS = 4 };
+    uint32_t granks[N] = { 7, 3, 9, 0 };
+    struct acis_swemu *e = acis_swemu_create(KEY, granks, N, 10, SLOTS, 1024);
+    ck_assert_ptr_nonnull(e);
+    static double in[N][COUNT], want[COUNT], got[COUNT];
+    for (int m = 0; m < N; m++)
+        for (int i = 0; i < COUNT; i++)
+            in[m][i] = 1.0 / (1 + i + 7 * m) * (m % 2 ? -1e8 : 1);
+    for (int i = 0; i < COUNT; i++)
+        want[i] = ((in[0][i] + in[1][i]) + in[2][i]) + in[3][i];
+    struct acis_window w[N];
+    struct acis_stream st[N];
+    for (int m = 0; m < N; m++) {
+        ck_assert_int_eq(acis_window_init(&w[m], 64), 0);
+        st[m] = (struct acis_stream){
+            .kind = ACIS_K_ALLREDUCE, .op = ACIS_OP_SUM, .dtype = ACIS_DT_F64,
+            .ctx = 0x30003, .seq = 5, .src = granks[m], .job_key = KEY,
+            .total = sizeof in[m], .src_buf = (const uint8_t *)in[m],
+            .src_len = sizeof in[m], .dst_buf = (uint8_t *)got, .dst_len = sizeof got,
+        };
+        st[m].seg_bytes = acis_seg_bytes(1024, st[m].kind, st[m].dtype);
+        ck_assert_int_eq(acis_stream_start(&st[m], &w[m]), 0);
+    }
+    struct emu_got g = { 2, got, st[0].seg_bytes, 0 };
+    uint8_t pkt[ACIS_HDR_LEN + 1024];
+    for (uint32_t k = 0; k < st[0].nseg; k++)
+        for (int i = 0; i < N; i++) {
+            int m = (int)((k + 3 * (uint32_t)i) % N);           /* a different order each time */
+            const uint8_t *pl;
+            uint32_t len;
+            acis_stream_packet(&st[m], &w[m], k, pkt, &pl, &len);
+            memcpy(pkt + ACIS_HDR_LEN, pl, len);
+            ck_assert_int_eq(acis_swemu_input(e, (uint32_t)m, k % SLOTS, (int)(k / SLOTS % 2),
+                                              pkt, ACIS_HDR_LEN + len, emu_take, &g), 0);
+        }
+    ck_assert_uint_eq(g.answers, st[0].nseg);
+    ck_assert(memcmp(got, want, sizeof want) == 0);
+    for (int m = 0; m < N; m++) {
+        acis_stream_done(&st[m]);
+        acis_window_free(&w[m]);
+    }
+    acis_swemu_destroy(e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("switch");
@@ -595,6 +710,8 @@ int main(void)
     TCase *ctl = tcase_create("control");
     tcase_add_checked_fixture(ctl, NULL, teardown);
     tcase_add_test(ctl, control_plane);
+    tcase_add_test(ctl, job_limits);
+    tcase_add_test(ctl, emulator);
     suite_add_tcase(s, ctl);
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, kernels);
