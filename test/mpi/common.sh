@@ -4,12 +4,31 @@
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$top_builddir}"
 LIBACIS="$top_builddir/.libs/libacis.so"
+# What LD_PRELOAD gets: libacis, after the ASan runtime in sanitized builds.
+PRELOAD="${ACIS_ASAN_RUNTIME:+$ACIS_ASAN_RUNTIME }$LIBACIS"
 TESTS_DIR="$top_builddir/test/mpi"
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/acis-test.XXXXXX")
-trap 'rm -rf "$TMPD"' EXIT
+# At exit: kill every acis-switchd start_switchd started, remove $TMPD.
+trap 'for f in "$TMPD"/sw*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+      rm -rf "$TMPD"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "== $*"; }
+
+# start_switchd TAG [ARGS...]: start acis-switchd ARGS in the background (its
+# pid in $TMPD/swTAG.pid, its output in $TMPD/swTAG.out) and print the
+# address it listens on once it does; fails after 5 s.
+start_switchd() {
+    sw_tag=$1; shift
+    "$top_builddir/src/switch/acis-switchd" "$@" >"$TMPD/sw$sw_tag.out" 2>&1 &
+    echo $! >"$TMPD/sw$sw_tag.pid"
+    for sw_i in $(seq 50); do
+        sw_a=$(sed -n 's/^acis-switchd: listening on //p' "$TMPD/sw$sw_tag.out")
+        [ -n "$sw_a" ] && { echo "$sw_a"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
 
 # run_mpi NP PROGRAM [ARGS...]: run under MPICH's launcher with a time limit
 # so a hang fails the test instead of stalling make check.

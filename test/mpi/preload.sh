@@ -10,7 +10,7 @@ if ldd "$prog" 2>/dev/null | grep -q libacis; then
     fail "osu_like must not be linked with libacis"
 fi
 for coll in allreduce reduce bcast barrier; do
-    LD_PRELOAD="$LIBACIS" MPIR_CVAR_OFFLOAD_STATS=1 run_mpi 2 "$prog" -t $coll -m 4096 -i 20 \
+    LD_PRELOAD="$PRELOAD" MPIR_CVAR_OFFLOAD_STATS=1 run_mpi 2 "$prog" -t $coll -m 4096 -i 20 \
         >"$TMPD/out" 2>"$TMPD/err" || { cat "$TMPD/out" "$TMPD/err"; fail "$coll failed"; }
     name=$(echo "$coll" | sed 's/^./\U&/')
     row=$(grep "^acis: MPI_$name " "$TMPD/err") ||

@@ -27,6 +27,8 @@
 
 #include <acis/acis.h>
 
+#include "tdata.h"
+
 #define BIG (96 * 1024)           /* int64 elements: 768 KiB, 48 segments of 16 KiB */
 
 static int rank, size, failures;
@@ -130,24 +132,15 @@ static uint64_t offloaded(acis_coll_t coll)
     return s.offloaded;
 }
 
-static const char *opt(int argc, char **argv, const char *name, const char *dflt)
-{
-    size_t l = strlen(name);
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], name, l) == 0 && argv[i][l] == '=')
-            return argv[i] + l + 1;
-    return dflt;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int kill_at = atoi(opt(argc, argv, "--kill-at", "10"));
-    int iters = atoi(opt(argc, argv, "--iters", "30"));
-    const char *rejoin_file = opt(argc, argv, "--rejoin-file", NULL);
-    int rejoin = strcmp(opt(argc, argv, "--rejoin", "yes"), "yes") == 0;
+    int kill_at = atoi(targ(argc, argv, "--kill-at", "10"));
+    int iters = atoi(targ(argc, argv, "--iters", "30"));
+    const char *rejoin_file = targ(argc, argv, "--rejoin-file", NULL);
+    int rejoin = strcmp(targ(argc, argv, "--rejoin", "yes"), "yes") == 0;
     MPI_Comm d;
     MPI_Comm_dup(MPI_COMM_WORLD, &d);
 

@@ -8,24 +8,12 @@
 # time limit.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
-# start_switch LISTEN TAG: prints the address once it listens.
-start_switch() {
-    "$top_builddir/src/switch/acis-switchd" --listen "$1" >"$TMPD/sw$2.out" 2>&1 &
-    echo $! >"$TMPD/sw$2.pid"
-    for i in $(seq 50); do
-        a=$(sed -n 's/^acis-switchd: listening on //p' "$TMPD/sw$2.out")
-        [ -n "$a" ] && { echo "$a"; return 0; }
-        sleep 0.1
-    done
-    return 1
-}
 # restart_when_dead PID LISTEN TAG: in the background, start a new switch on
 # the same address once the old one is gone, then create $TMPD/back.TAG.
 restart_when_dead() {
     ( while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
-      start_switch "$2" "$3" >/dev/null && touch "$TMPD/back.$3" ) &
+      start_switchd "$3" --listen "$2" >/dev/null && touch "$TMPD/back.$3" ) &
 }
-trap 'for f in "$TMPD"/sw*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -rf "$TMPD"' EXIT
 
 # kill_run NP TAG SIGNAL REJOIN EXPECT: one job; the switch of TAG dies
 # (KILL: then a new one starts on its address) or freezes (STOP) mid-run.
@@ -53,7 +41,7 @@ kill_run() {
     echo "ok: $np ranks, SIG$sig, REJOIN=$rejoin, $(($(date +%s) - start)) s"
 }
 
-addr=$(start_switch 127.0.0.1:0 1) || fail "acis-switchd did not start"
+addr=$(start_switchd 1 --listen 127.0.0.1:0) || fail "acis-switchd did not start"
 note "switch at $addr"
 kill_run 4 1 KILL new yes
 note "the restarted switch goes silent; REJOIN=never"

@@ -6,15 +6,7 @@
 # shared-memory switch -- each says why in one line and runs in MPICH.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
-"$top_builddir/src/switch/acis-switchd" --payload 4096 >"$TMPD/sw.out" 2>&1 &
-swpid=$!
-trap 'kill $swpid 2>/dev/null; rm -rf "$TMPD"' EXIT
-for i in 1 2 3 4 5 6 7 8 9 10; do
-    addr=$(sed -n 's/^acis-switchd: listening on //p' "$TMPD/sw.out")
-    [ -n "$addr" ] && break
-    sleep 0.2
-done
-[ -n "$addr" ] || fail "acis-switchd did not start"
+addr=$(start_switchd 1 --payload 4096) || fail "acis-switchd did not start"
 note "switch at $addr"
 ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
 ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan

@@ -194,3 +194,12 @@ unsigned long long tdigest(const struct ttype *t, const void *p, size_t count)
                 h = (h ^ c[off[r] + k]) * 1099511628211ULL;
     return h;
 }
+
+const char *targ(int argc, char **argv, const char *name, const char *dflt)
+{
+    size_t l = strlen(name);
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], name, l) == 0 && argv[i][l] == '=')
+            return argv[i] + l + 1;
+    return dflt;
+}

@@ -1,7 +1,7 @@
 /* tdata.h -- datatypes, operations and data patterns for the MPI tests:
  * every predefined C type acis knows, the ops MPI defines on each, and
  * deterministic small-integer data so that results are exact in every
- * type and any order of reduction. */
+ * type and any order of reduction; and the tests' --name=value options. */
 #ifndef ACIS_TEST_TDATA_H
 #define ACIS_TEST_TDATA_H
 
@@ -43,5 +43,8 @@ unsigned long long tdigest(const struct ttype *t, const void *p, size_t count);
 
 /* Index of the type named name, or -1. */
 int tfind(const char *name);
+
+/* The value of option name ("--name=value") in argv, or dflt. */
+const char *targ(int argc, char **argv, const char *name, const char *dflt);
 
 #endif

@@ -1,0 +1,20 @@
+#!/bin/sh
+# soak.sh -- the bounded soak: 100 000 random collectives (collective,
+# communicator, type, operation, size, root, in place) at 2 ranks under 1 %
+# packet loss on every host and on the switch, each compared with plain
+# MPICH; then 10 000 at 4 ranks.  Nearly all must run in the switch, and
+# the loss must show as retransmissions.  bench/soak.sh runs longer ones.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+
+soak() {       # soak NP COUNT SEED
+    MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_FAULT_DROP=0.01 MPIR_CVAR_OFFLOAD_FAULT_SEED=$3 \
+        run_mpi "$1" "$TESTS_DIR/soak" --count="$2" --seed="$3" --min-offloaded=99 \
+        >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    cat "$TMPD/out"
+    [ $rc = 0 ] || { head -20 "$TMPD/err"; fail "soak at $1 ranks"; }
+    grep -q ' 0 retransmissions' "$TMPD/out" && fail "no retransmissions under 1 % loss"
+    return 0
+}
+soak 2 100000 11
+soak 4 10000 12
