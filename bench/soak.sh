@@ -25,12 +25,14 @@ trap 'rm -f "$out"' EXIT
 r=1
 while [ "$r" -le "$rounds" ]; do
     seed=$(( $(date +%s) % 100000 + r ))
-    rc=0
-    env MPIR_CVAR_OFFLOAD=on $faults MPIR_CVAR_OFFLOAD_FAULT_SEED=$seed \
-        "$MPIEXEC" -n "$np" "$soak" --count="$per" --seed="$seed" \
-        --max-bytes="${MAX_BYTES:-65536}" --report-every=$((per / 10 > 0 ? per / 10 : 1)) \
-        >"$out" 2>&1 || rc=$?
-    sed "s/^/round $r seed $seed: /" "$out"
-    [ $rc = 0 ] || { echo "round $r failed (exit $rc)"; exit 1; }
+    # progress lines appear as they come; the exit status goes through $out
+    { rc=0
+      env MPIR_CVAR_OFFLOAD=on $faults MPIR_CVAR_OFFLOAD_FAULT_SEED=$seed \
+          "$MPIEXEC" -n "$np" "$soak" --count="$per" --seed="$seed" \
+          --max-bytes="${MAX_BYTES:-65536}" --report-every=$((per / 10 > 0 ? per / 10 : 1)) \
+          2>&1 || rc=$?
+      echo $rc >"$out"; } | sed -u "s/^/round $r seed $seed: /"
+    rc=$(cat "$out")
+    [ "$rc" = 0 ] || { echo "round $r failed (exit $rc)"; exit 1; }
     r=$((r + 1))
 done
