@@ -36,7 +36,9 @@ for s in $(echo "$sizes" | tr , ' '); do
             [ $side = B ] && lib=$b
             env MPIR_CVAR_OFFLOAD=on LD_PRELOAD="$lib/.libs/libacis.so" \
                 "$MPIEXEC" -n 2 "$a/bench/lat" -t "$coll" -s "$s" -i "$iters" \
-                -x $((iters / 10 + 1)) -r 3 | awk '{print $2}' >>"$tmp/$side"
+                -x $((iters / 10 + 1)) -r 3 >"$tmp/run" ||
+                { echo "bench/lat failed with build $side" >&2; exit 1; }
+            awk '{print $2}' "$tmp/run" >>"$tmp/$side"
         done
         r=$((r + 1))
     done

@@ -38,8 +38,8 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
     sw->o = *o;
     sw->io = *io;
     sw->window = o->slots / o->tables;
-    if (!sw->o.job_rows)
-        sw->o.job_rows = o->tables - o->tables / 4;
+    if (!sw->o.job_rows)              /* a second job always finds a row */
+        sw->o.job_rows = o->tables > 1 ? o->tables - (o->tables / 4 ? o->tables / 4 : 1) : 1;
     if (!sw->o.job_ports || sw->o.job_ports > o->ports)
         sw->o.job_ports = o->ports;
     if (getrandom(&sw->boot, sizeof sw->boot, 0) != sizeof sw->boot)

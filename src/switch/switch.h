@@ -27,7 +27,8 @@ struct acis_sw_opts {
     uint32_t credits;        /* packets a host may have in flight (its
                                 port's receive buffer); 0: unlimited */
     uint32_t job_rows;       /* table rows one job may hold; 0: three
-                                quarters of tables (at least 1) */
+                                quarters of tables, leaving at least one
+                                to other jobs when there are two or more */
     uint32_t job_ports;      /* host ports one job may hold; 0: all */
     int verbose;             /* log control-plane events to stderr */
     struct acis_fault_rates faults;   /* injected on what the switch sends */

@@ -5,11 +5,13 @@
  * fuzzer would rarely guess -- magic and version, payload length, job key,
  * context id, source rank, checksum -- so packets reach the gather/reduce
  * unit and the control plane, not just the decoder.  The core must not
- * crash, leak (LeakSanitizer) or loop; every packet must be counted in. */
+ * crash, leak (LeakSanitizer) or loop; every packet must be counted in,
+ * and after each one its row bookkeeping must add up (check_rows). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "switch/sw.h"
 #include "switch/switch.h"
 
 #define HOSTS 4
@@ -70,6 +72,19 @@ static void control(struct acis_sw *sw, uint32_t port, unsigned kind, uint32_t s
     acis_sw_input(sw, port, &peer, pkt, ACIS_HDR_LEN + len);
 }
 
+/* Rows in use, per job and in all, agree with the counters and limits. */
+static void check_rows(const struct acis_sw *sw)
+{
+    uint64_t held = 0, used = 0;
+    for (uint32_t j = 0; j < sw->o.ports; j++) {
+        FUZZ_CHECK(sw->jobs[j].rows <= sw->o.job_rows);
+        held += sw->jobs[j].rows;
+    }
+    for (uint32_t r = 0; r < sw->o.tables; r++)
+        used += sw->cts[r].in_use != 0;
+    FUZZ_CHECK(held == used && used == sw->c[ACIS_SWC_tables_in_use]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct io io = { 0, 0 };
@@ -118,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int peer = 100;
         acis_sw_input(sw, port < HOSTS + 1 ? port : ACIS_PORT_SERVICE, &peer, pkt, len);
         fed++;
+        check_rows(sw);
     }
     acis_sw_counters(sw, c1);
     FUZZ_CHECK(c1[ACIS_SWC_packets_in] - c0[ACIS_SWC_packets_in] == fed);

@@ -8,9 +8,22 @@ LIBACIS="$top_builddir/.libs/libacis.so"
 PRELOAD="${ACIS_ASAN_RUNTIME:+$ACIS_ASAN_RUNTIME }$LIBACIS"
 TESTS_DIR="$top_builddir/test/mpi"
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/acis-test.XXXXXX")
-# At exit: kill every acis-switchd start_switchd started, remove $TMPD.
-trap 'for f in "$TMPD"/sw*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
-      rm -rf "$TMPD"' EXIT
+# At exit: stop background watchers ($TMPD/watch*.pid) first, so none
+# starts a switch after this, then every acis-switchd start_switchd started
+# that still runs (by pid file, checked by name: a dead switch's pid may
+# have been reused), and remove $TMPD.
+cleanup() {
+    for f in "$TMPD"/watch*.pid; do
+        [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+    done
+    for f in "$TMPD"/sw*.pid; do
+        [ -f "$f" ] || continue
+        p=$(cat "$f")
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = acis-switchd ] && kill -9 "$p"
+    done
+    rm -rf "$TMPD"
+}
+trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "== $*"; }

@@ -43,7 +43,8 @@ static int is_reduction(enum shape s)
            s == S_EXSCAN || s == S_REDUCE_SCATTER || s == S_IALLREDUCE;
 }
 
-/* One random collective; returns 0 if it matched MPICH. */
+/* One random collective, compared with MPICH; a mismatch is reported and
+ * counted in failures. */
 static void one(long i, MPI_Comm *comms, int ncomms, size_t max_bytes, char *b[4])
 {
     enum shape s = (enum shape)draw(S_COUNT);

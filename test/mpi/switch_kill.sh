@@ -12,7 +12,9 @@
 # the same address once the old one is gone, then create $TMPD/back.TAG.
 restart_when_dead() {
     ( while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
-      start_switchd "$3" --listen "$2" >/dev/null && touch "$TMPD/back.$3" ) &
+      start_switchd "$3" --listen "$2" >/dev/null && touch "$TMPD/back.$3"
+      rm -f "$TMPD/watch$3.pid" ) &
+    echo $! >"$TMPD/watch$3.pid"
 }
 
 # kill_run NP TAG SIGNAL REJOIN EXPECT: one job; the switch of TAG dies

@@ -366,6 +366,7 @@ START_TEST(control_plane)
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
     o.ports = 4;
     o.tables = 2;
+    o.job_rows = 2;              /* one job may fill the table (job_limits) */
     o.slots = 8;
     setup_opts(o, 3);
     uint32_t st;
