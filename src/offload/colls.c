@@ -57,6 +57,20 @@ static void plan_bcast(const struct acis_call *c, struct acis_plan *p, int rank)
     p->src = p->dst = run(c->rbuf, c->scount, c->stype);
 }
 
+/* Where rank's block starts in the concatenation of size blocks of blk[q]
+ * bytes (*off), and the total (returned). */
+static uint64_t block_offset(const uint64_t *blk, int rank, int size, uint64_t *off)
+{
+    uint64_t total = 0;
+    *off = 0;
+    for (int q = 0; q < size; q++) {
+        if (q == rank)
+            *off = total;
+        total += blk[q];
+    }
+    return total;
+}
+
 /* Gather, allgather and their v-variants: rank q's block goes to its place
  * in the concatenation of all blocks in rank order.  blk: bytes per rank. */
 static void plan_gather(const struct acis_call *c, struct acis_plan *p, int rank, int size,
@@ -64,12 +78,7 @@ static void plan_gather(const struct acis_call *c, struct acis_plan *p, int rank
 {
     int is_root = rank == c->root;
     int in_place = c->sbuf == MPI_IN_PLACE && (all || is_root);
-    uint64_t off = 0, total = 0;
-    for (int q = 0; q < size; q++) {
-        if (q < rank)
-            off += blk[q];
-        total += blk[q];
-    }
+    uint64_t off, total = block_offset(blk, rank, size, &off);
     p->dtype = ACIS_DT_BYTE;
     p->alg = v ? ACIS_ALG_VAR : ACIS_ALG_FLAT;
     p->root = all ? 0 : (uint32_t)c->root;
@@ -95,12 +104,7 @@ static void plan_scatter(const struct acis_call *c, struct acis_plan *p, int ran
                          const uint64_t *blk, int v)
 {
     int is_root = rank == c->root;
-    uint64_t off = 0, total = 0;
-    for (int q = 0; q < size; q++) {
-        if (q < rank)
-            off += blk[q];
-        total += blk[q];
-    }
+    uint64_t off, total = block_offset(blk, rank, size, &off);
     p->dtype = ACIS_DT_BYTE;
     p->root = (uint32_t)c->root;
     p->total = total;

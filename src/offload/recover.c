@@ -421,7 +421,7 @@ static pthread_mutex_t redo_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 void acis_redo_drain(struct acis_comm *cs)
 {
-    struct acis_exec *todo = NULL, **tail = &todo;
+    struct acis_exec *due = NULL, **tail = &due;   /* taken out, in call order */
     pthread_mutex_lock(&redo_lock);
     acis_dev_lock();
     struct acis_coff *co = cs->off;
@@ -437,7 +437,7 @@ void acis_redo_drain(struct acis_comm *cs)
         }
     }
     acis_dev_unlock();
-    for (struct acis_exec *x = todo, *next; x; x = next) {
+    for (struct acis_exec *x = due, *next; x; x = next) {
         next = x->next_exec;
         acis_exec_drop(x);
         x->c.req = &x->inner;
