@@ -1,6 +1,10 @@
 /* channel.h -- the channel interface inside src/mpid: what the device asks
  * of a transport.  Multicast is the switch's business, so a host channel
- * only sends to and receives from its switch.  Internal to src/mpid. */
+ * only sends to and receives from its switch.  A channel over a network
+ * wants packets sealed (checksummed) and may lose them; a channel in
+ * shared memory takes them as they are, loses nothing, and hands answers
+ * over in place (poll) instead of copying them into receive buffers.
+ * Internal to src/mpid. */
 #ifndef ACIS_CHANNEL_H
 #define ACIS_CHANNEL_H
 
@@ -13,8 +17,15 @@
 
 struct acis_chan;
 
+/* Where a channel hands data answers it does not copy (poll). */
+typedef void (*acis_chan_deliver)(void *arg, const struct acis_hdr *h,
+                                  const uint8_t *payload);
+
 struct acis_chan_ops {
     const char *name;
+    int sealed;               /* packets must carry their checksum */
+    int reliable;             /* nothing is lost: no retransmission, and
+                                 waiting long is no sign of failure */
     /* Reach the switch's service address; why gets a one-line reason. */
     int (*open)(struct acis_chan **ch, const char *addr, char *why, size_t whylen);
     /* From now on talk only to the sender of the last packet received
@@ -32,6 +43,9 @@ struct acis_chan_ops {
     /* Receive buffer bytes the kernel granted (for credits), 0 unknown. */
     int (*rcvbuf)(struct acis_chan *ch);
     void (*close)(struct acis_chan *ch);
+    /* Optional: hand every data answer that is ready to fn, in place.
+     * Returns how many, -1 on error. */
+    int (*poll)(struct acis_chan *ch, acis_chan_deliver fn, void *arg);
 };
 
 extern const struct acis_chan_ops acis_chan_udp;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ struct acis_dev_ctx {
     uint32_t req;                  /* control request ids */
     uint32_t credit_cap;
     int spin, spin_us, timeout_ms;
+    _Atomic uint64_t heard_ns;     /* last packet from the switch, any thread */
     acis_dev_deliver deliver;
     void *deliver_arg;
     /* the control answer being waited for */
@@ -115,7 +117,7 @@ static void fault_sink(void *ctx, uint32_t dest, const void *buf, size_t len)
 {
     struct acis_dev_ctx *d = ctx;
     (void)dest;
-    struct acis_dev_pkt p = { buf, (const uint8_t *)buf + ACIS_HDR_LEN,
+    struct acis_dev_pkt p = { (uint8_t *)buf, (const uint8_t *)buf + ACIS_HDR_LEN,
                               (uint32_t)(len - ACIS_HDR_LEN) };
     d->ops->send(d->ch, &p, 1);
 }
@@ -123,7 +125,7 @@ static void fault_sink(void *ctx, uint32_t dest, const void *buf, size_t len)
 /* Send n packets, through the fault injector when one is set. */
 static int chan_send(struct acis_dev_ctx *d, const struct acis_dev_pkt *pkts, int n)
 {
-    if (!d->fault.active)
+    if (!d->fault.active || !d->ops->sealed)
         return d->ops->send(d->ch, pkts, n);
     uint8_t flat[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
     uint64_t now = acis_now_ns();
@@ -141,8 +143,16 @@ uint32_t acis_dev_credit_cap(void)
     return acis_dev.credit_cap;
 }
 
+int acis_dev_reliable(void)
+{
+    return acis_dev.ops && acis_dev.ops->reliable;
+}
+
 int acis_dev_send(const struct acis_dev_pkt *pkts, int n)
 {
+    if (acis_dev.ops->sealed)
+        for (int i = 0; i < n; i++)
+            acis_hdr_seal(pkts[i].hdr, pkts[i].payload, pkts[i].len);
     if (chan_send(&acis_dev, pkts, n) != 0)
         return -1;
     ACIS_COUNT(packets_sent, (uint64_t)n);
@@ -166,6 +176,7 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len)
     }
     ACIS_COUNT(packets_received, 1);
     ACIS_COUNT(bytes_received, len);
+    atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
     unsigned kind = ACIS_OPC_KIND(h.opcode);
     if (kind >= ACIS_K_HELLO) {
         if (kind == d->want_kind && h.seq == d->want_seq && !d->got) {
@@ -178,6 +189,16 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len)
     if (d->deliver)
         d->deliver(d->deliver_arg, &h, pkt + ACIS_HDR_LEN);
     return 1;
+}
+
+/* A data answer a channel hands over in place (already trusted). */
+static void deliver_direct(void *arg, const struct acis_hdr *h, const uint8_t *payload)
+{
+    struct acis_dev_ctx *d = arg;
+    ACIS_COUNT(packets_received, 1);
+    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + h->payload_len);
+    if (d->deliver)
+        d->deliver(d->deliver_arg, h, payload);
 }
 
 static int poll_ctx(struct acis_dev_ctx *d)
@@ -195,6 +216,11 @@ static int poll_ctx(struct acis_dev_ctx *d)
         for (int i = 0; i < n; i++)
             total += handle(d, d->rx[i], lens[i]);
     } while (n == ACIS_RX_BATCH);
+    if (d->ops->poll) {
+        if ((n = d->ops->poll(d->ch, deliver_direct, d)) < 0)
+            return -1;
+        total += n;
+    }
     return total;
 }
 
@@ -205,13 +231,21 @@ int acis_dev_poll(void)
 
 int acis_dev_wait(uint64_t idle_since_ns)
 {
-    uint64_t now = acis_now_ns(), idle = now - idle_since_ns;
-    if (idle > (uint64_t)acis_dev.timeout_ms * 1000000ull)
+    /* Silence is measured from the last packet any thread received: under
+     * MPI_THREAD_MULTIPLE another thread may take the switch's answers. */
+    uint64_t heard = atomic_load_explicit(&acis_dev.heard_ns, memory_order_relaxed);
+    uint64_t now = acis_now_ns(), since = heard > idle_since_ns ? heard : idle_since_ns;
+    uint64_t idle = now > since ? now - since : 0;
+    int reliable = acis_dev.ops->reliable;
+    if (!reliable && idle > (uint64_t)acis_dev.timeout_ms * 1000000ull)
         return -1;
     if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
         return 0;
-    uint64_t left_ms = acis_dev.timeout_ms - idle / 1000000ull;
-    return acis_dev_sleep(left_ms > 100 ? 100 : (int)left_ms + 1);
+    /* Sleep briefly when other threads share the device: one of them may
+     * take the packet this thread sleeps for and not wake it. */
+    uint64_t cap = acis_dev.threaded ? 1 : 100, left_ms = reliable ? cap
+                                               : acis_dev.timeout_ms - idle / 1000000ull;
+    return acis_dev_sleep(left_ms > cap ? (int)cap : (int)left_ms + 1);
 }
 
 int acis_dev_sleep(int ms)
@@ -228,7 +262,7 @@ int acis_dev_sleep(int ms)
 /* Send a control request and wait for its answer (kind, same seq); the
  * request is resent every RETRY_NS.  0 with the answer in acis_dev.answer,
  * or -1 after timeout_ms. */
-static int round_trip(struct acis_dev_ctx *d, const uint8_t *hdr, const void *payload, size_t len, unsigned kind,
+static int round_trip(struct acis_dev_ctx *d, uint8_t *hdr, const void *payload, size_t len, unsigned kind,
                       uint32_t seq, int timeout_ms)
 {
     struct acis_dev_pkt p = { hdr, payload, (uint32_t)len };
@@ -266,6 +300,7 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         return -1;
     }
     acis_dev.ops = channels[chan];
+    atomic_store(&acis_dev.heard_ns, acis_now_ns());
     if (acis_dev.ops->open(&acis_dev.ch, addr, why, whylen) != 0)
         return -1;
     acis_dev.rx_cap = ACIS_HDR_LEN + ACIS_MAX_PAYLOAD;

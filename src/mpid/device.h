@@ -25,9 +25,10 @@ struct acis_dev_info {
     uint32_t boot;            /* names this run of the switch */
 };
 
-/* One outgoing packet: a sealed header and its payload. */
+/* One outgoing packet: an encoded header and its payload.  The device
+ * seals it (writes its checksum) when the channel wants that. */
 struct acis_dev_pkt {
-    const uint8_t *hdr;       /* ACIS_HDR_LEN bytes */
+    uint8_t *hdr;             /* ACIS_HDR_LEN bytes */
     const void *payload;
     uint32_t len;
 };
@@ -72,6 +73,10 @@ int acis_dev_switch_stats(uint64_t *out, int max);
 
 /* Send n data packets (one batch).  Returns 0 or -1. */
 int acis_dev_send(const struct acis_dev_pkt *pkts, int n);
+
+/* 1 if the channel loses nothing (shared memory): no retransmission, no
+ * kept copies for recovery, no silence timeout. */
+int acis_dev_reliable(void);
 
 /* Packets this process may have in flight (what its port's and its own
  * socket buffers surely hold); src/offload counts what is out. */

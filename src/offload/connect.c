@@ -79,6 +79,76 @@ static int share_peer_addrs(const struct sockaddr_storage *mine)
     return any ? -1 : 0;
 }
 
+/* The embedded switch's resources, from the SWITCH_* CVARs. */
+static struct acis_sw_opts embedded_opts(void)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.payload = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PAYLOAD);
+    o.slots = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_SLOTS);
+    o.tables = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_TABLES);
+    o.ports = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PORTS);
+    o.job_rows = o.tables;               /* the job's own switch */
+    return o;
+}
+
+/* Rank 0 starts the job's UDP switch in a thread; every rank learns its
+ * address.  0, or -1 with why. */
+static int start_udp_switch(int local, char *addr, char *why, size_t whylen)
+{
+    int failed = 0;
+    if (acis_oc.world_rank == 0) {
+        struct acis_sw_opts o = embedded_opts();
+        o.faults = fault_rates();
+        o.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 7919 + 104729;
+        if (acis_dev_embed_start(embed_listen(local), &o, decide_spin(local, 1), addr,
+                                 ADDR_LEN, why, whylen) == 0)
+            acis_oc.embedded = 1;
+        else
+            failed = 1;
+    }
+    PMPI_Bcast(addr, ADDR_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!addr[0] && !failed)
+        snprintf(why, whylen, "rank 0 could not start the embedded switch");
+    return addr[0] && !failed ? 0 : -1;
+}
+
+/* Rank 0 creates the job's shared-memory switch; every rank learns its
+ * name (unlinked again once every rank has mapped it, in acis_connect). */
+static int start_shm_switch(int local, char *addr, char *why, size_t whylen)
+{
+    int failed = 0;
+    snprintf(addr, ADDR_LEN, "/acis-%016llx", (unsigned long long)acis_oc.job_key);
+    if (local != acis_oc.world_size) {
+        snprintf(why, whylen, "the shm channel serves jobs on one node (%d of %d ranks "
+                 "here); use MPIR_CVAR_OFFLOAD_DEVICE=udp", local, acis_oc.world_size);
+        return -1;
+    }
+    if (acis_oc.world_rank == 0) {
+        struct acis_sw_opts o = embedded_opts();
+        failed = acis_shmsw_create(addr, acis_oc.job_key, (uint32_t)acis_oc.world_size, &o,
+                                   why, whylen) != 0;
+        acis_oc.embedded = !failed;
+    }
+    PMPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (failed && acis_oc.world_rank != 0)
+        snprintf(why, whylen, "rank 0 could not create the shared-memory switch");
+    return failed ? -1 : 0;
+}
+
+/* Which channel: auto is shm for a job on one node with its own switch. */
+static int pick_channel(int local, int auto_switch)
+{
+    int chan = (int)ACIS_CV(OFFLOAD_DEVICE);
+    if (chan == ACIS_DEV_AUTO)
+        chan = auto_switch && local == acis_oc.world_size ? ACIS_DEV_SHM : ACIS_DEV_UDP;
+    return chan;
+}
+
+static const char *channel_name(int chan)
+{
+    return chan == ACIS_DEV_SHM ? "shm" : chan == ACIS_DEV_VERBS ? "verbs" : "udp";
+}
+
 int acis_connect(void)
 {
     char addr[ADDR_LEN] = "", why[256] = "";
@@ -94,49 +164,40 @@ int acis_connect(void)
         acis_oc.job_key = acis_now_ns() ^ ((uint64_t)getpid() << 32);
     PMPI_Bcast(&acis_oc.job_key, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
-    int chan = (int)ACIS_CV(OFFLOAD_DEVICE);
     const char *where = acis_util.cv.str[ACIS_CV_OFFLOAD_SWITCH];
     int auto_switch = strcmp(where, "auto") == 0 || strcmp(where, "AUTO") == 0;
-    if (auto_switch && chan == ACIS_DEV_UDP) {
-        if (acis_oc.world_rank == 0) {
-            int spin = decide_spin(local, 1);
-            struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-            o.payload = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PAYLOAD);
-            o.slots = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_SLOTS);
-            o.tables = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_TABLES);
-            o.ports = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PORTS);
-            o.job_rows = o.tables;           /* the job's own switch */
-            o.faults = fault_rates();
-            o.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 7919 + 104729;
-            if (acis_dev_embed_start(embed_listen(local), &o, spin, addr, sizeof addr, why,
-                                     sizeof why) == 0)
-                acis_oc.embedded = 1;
-            else
-                failed = 1;
-        }
-        PMPI_Bcast(addr, ADDR_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
-        if (!addr[0] && !failed)
-            snprintf(why, sizeof why, "rank 0 could not start the embedded switch");
+    int chan = pick_channel(local, auto_switch);
+    if (chan == ACIS_DEV_SHM && !auto_switch) {
+        snprintf(why, sizeof why, "the shm channel needs MPIR_CVAR_OFFLOAD_SWITCH=auto "
+                 "(the job's own shared-memory switch), not %.60s", where);
+        failed = 1;
+    } else if (chan == ACIS_DEV_SHM) {
+        failed = start_shm_switch(local, addr, why, sizeof why) != 0;
+    } else if (auto_switch && chan == ACIS_DEV_UDP) {
+        failed = start_udp_switch(local, addr, why, sizeof why) != 0;
     } else {
         snprintf(addr, sizeof addr, "%.*s", ADDR_LEN - 1, where);
     }
 
     snprintf(acis_oc.switch_addr, sizeof acis_oc.switch_addr, "%s", addr);
     acis_oc.chan = chan;
+    int peers = chan != ACIS_DEV_SHM;        /* recovery needs peers; shm loses nothing */
     struct sockaddr_storage mine;
     if (addr[0] && !failed) {
         acis_dev_set_wait(decide_spin(local, acis_oc.embedded || auto_switch),
                           (int)ACIS_CV(OFFLOAD_SPIN_US), (int)ACIS_CV(OFFLOAD_TIMEOUT_MS));
-        acis_dev_set_threaded(1);            /* the peer service thread shares it */
+        /* the peer service thread shares the device */
+        acis_dev_set_threaded(peers || acis_oc.thread_level == MPI_THREAD_MULTIPLE);
         struct acis_fault_rates fr = fault_rates();
         acis_dev_set_faults(&fr, (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 1000003 +
                                      (uint64_t)acis_oc.world_rank);
         failed = acis_dev_open(chan, addr, acis_oc.job_key, (uint32_t)acis_oc.world_rank,
                                (uint32_t)acis_oc.world_size,
                                (int)ACIS_CV(OFFLOAD_CONNECT_MS), why, sizeof why) != 0;
-        if (!failed && acis_peer_start(addr, acis_oc.job_key, (uint32_t)acis_oc.world_rank,
-                                       (uint32_t)acis_oc.world_size, acis_fix_serve, NULL,
-                                       &mine, why, sizeof why) != 0) {
+        if (!failed && peers &&
+            acis_peer_start(addr, acis_oc.job_key, (uint32_t)acis_oc.world_rank,
+                            (uint32_t)acis_oc.world_size, acis_fix_serve, NULL, &mine, why,
+                            sizeof why) != 0) {
             acis_dev_close();
             failed = 1;
         }
@@ -145,14 +206,15 @@ int acis_connect(void)
     }
     int any;
     PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (!any)
+    if (chan == ACIS_DEV_SHM && acis_oc.embedded)
+        acis_shmsw_unlink(addr);             /* every rank has it mapped, or gave up */
+    if (!any && peers)
         any = share_peer_addrs(&mine) != 0;
     if (!any) {
         if (acis_oc.world_rank == 0)
             acis_log(1, "offloading through the switch at %s (%s channel, %u-byte packets, "
-                        "%u slots per communicator)", addr,
-                     chan == ACIS_DEV_UDP ? "udp" : "?", acis_dev_info()->max_payload,
-                     acis_dev_info()->window);
+                        "%u slots per communicator)", addr, channel_name(chan),
+                     acis_dev_info()->max_payload, acis_dev_info()->window);
         return 0;
     }
     report_failure(failed, failed ? why : "");
@@ -160,10 +222,9 @@ int acis_connect(void)
         acis_peer_stop();
         acis_dev_close();
     }
-    if (acis_oc.embedded) {
+    if (acis_oc.embedded && chan != ACIS_DEV_SHM)
         acis_dev_embed_stop();
-        acis_oc.embedded = 0;
-    }
+    acis_oc.embedded = 0;
     return -1;
 }
 

@@ -96,7 +96,7 @@ int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct ac
 {
     uint32_t k = h->seg_index;
     if (op->st.inplace && !(h->flags & ACIS_F_PENDING) && k < op->st.nseg &&
-        !acis_stream_has(&op->st, k))
+        !acis_stream_has(&op->st, k) && !acis_dev_reliable())
         acis_keep(co, &op->st, k);      /* the answer overwrites the piece */
     return acis_stream_answer(&op->st, &co->win, h, payload);
 }
@@ -161,7 +161,11 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     return rc;
 }
 
-/* Send what the window and credit allow, oldest collective first. */
+/* Send what the window and credit allow, in stream position order: a
+ * slot's uses must reach the switch in order, so a later collective waits
+ * while an earlier one still has segments to send (else its segment would
+ * take a slot out of turn: dropped as stale by a network switch and sent
+ * again much later, never accepted by the shared-memory one). */
 static int pump(struct acis_coff *co)
 {
     uint8_t hdrs[BATCH][ACIS_HDR_LEN];
@@ -182,6 +186,8 @@ static int pump(struct acis_coff *co)
                 n = 0;
             }
         }
+        if (op->st.next < op->st.nseg)
+            break;
     }
     return n ? acis_dev_send(pk, n) : 0;
 }
@@ -208,6 +214,7 @@ static int resend_overdue(struct acis_coff *co, uint64_t now, uint64_t rto)
  * came). */
 static void reap(void)
 {
+    int reliable = acis_dev_reliable();     /* nothing to recover: keep nothing */
     for (struct acis_coff **cp = &acis_oc.active; *cp;) {
         struct acis_coff *co = *cp;
         for (struct acis_op **pp = &co->ops; *pp;) {
@@ -215,7 +222,7 @@ static void reap(void)
             if (acis_stream_finished(&op->st)) {
                 *pp = op->next;
                 uint32_t n = op->st.nseg, w = co->win.size;
-                for (uint32_t k = n > w ? n - w : 0; k < n && !op->st.inplace; k++)
+                for (uint32_t k = n > w ? n - w : 0; k < n && !op->st.inplace && !reliable; k++)
                     acis_keep(co, &op->st, k);
                 acis_stream_done(&op->st);
                 atomic_store(&op->done, 1);
@@ -246,7 +253,7 @@ int acis_engine_progress(void)
             got += n;
         else if (n < 0)
             rc = -1;
-        else if (!got) {                        /* quiet: anything overdue? */
+        else if (!got && !acis_dev_reliable()) {  /* quiet: anything overdue? */
             uint64_t now = acis_now_ns();
             uint64_t rto = (uint64_t)ACIS_CV(OFFLOAD_RETRANSMIT_US) * 1000;
             for (struct acis_coff *co = acis_oc.active; co && rc == 0; co = co->next_active)

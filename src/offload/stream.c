@@ -86,7 +86,7 @@ static void overlap(uint64_t a, uint64_t al, uint64_t b, uint64_t bl,
 /* The packet of segment k (its slot is the segment's position modulo the
  * window; the round bit alternates between the slot's uses). */
 static void build(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
-                  uint8_t *hdr, const uint8_t **payload, uint32_t *len, int seal)
+                  uint8_t *hdr, const uint8_t **payload, uint32_t *len)
 {
     uint64_t base = (uint64_t)k * s->seg_bytes;
     uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
@@ -109,21 +109,19 @@ static void build(const struct acis_stream *s, const struct acis_window *w, uint
     *payload = plen ? s->src_buf + (plo - s->src_off) : NULL;
     *len = (uint32_t)plen;
     acis_hdr_encode(&h, hdr);
-    if (seal)
-        acis_hdr_seal(hdr, *payload, plen);
 }
 
 void acis_stream_packet(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
                         uint8_t *hdr, const uint8_t **payload, uint32_t *len)
 {
-    build(s, w, k, hdr, payload, len, 0);
+    build(s, w, k, hdr, payload, len);
 }
 
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
                       const uint8_t **payload, uint32_t *len, uint64_t now)
 {
     uint32_t k = s->next++, slot = slot_of(s, w, k);
-    build(s, w, k, hdr, payload, len, 1);
+    build(s, w, k, hdr, payload, len);
     w->busy[slot] = 1;
     w->owner[slot] = s;
     w->seg[slot] = k;
@@ -140,7 +138,7 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
     unsigned t = w->tries[slot] < 6 ? w->tries[slot] : 6;
     if (now - w->sent_ns[slot] < rto_ns << t)
         return 0;
-    build(w->owner[slot], w, w->seg[slot], hdr, payload, len, 1);
+    build(w->owner[slot], w, w->seg[slot], hdr, payload, len);
     w->sent_ns[slot] = now;
     if (w->tries[slot] < 255)
         w->tries[slot]++;
@@ -153,6 +151,8 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     uint32_t k = h->seg_index;
     if (h->flags & ACIS_F_PENDING)
         return 1;                          /* alive, still waiting: nothing to do */
+    if (h->flags & ACIS_F_ERROR)
+        return -1;                         /* the switch could not serve it */
     if (k >= s->next || (s->got[k / 64] >> (k % 64) & 1) || h->slot != slot_of(s, w, k) ||
         ACIS_OPC_KIND(h->opcode) != s->kind || h->total_len != s->total)
         return -1;

@@ -67,8 +67,8 @@ void acis_stream_done(struct acis_stream *s);
 /* 1 if segment s->next may be sent now (its slot is free). */
 int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *w);
 
-/* Build the packet of segment s->next into hdr (ACIS_HDR_LEN bytes,
- * sealed) and point *payload and *len at its data; marks the slot busy
+/* Build the packet of segment s->next into hdr (ACIS_HDR_LEN bytes; the
+ * device seals it) and point *payload and *len at its data; marks the slot busy
  * (sent at now) and advances s->next. */
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
                       const uint8_t **payload, uint32_t *len, uint64_t now);

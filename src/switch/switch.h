@@ -133,4 +133,51 @@ int acis_udpsw_drive(struct acis_udpsw *u);
 void acis_udpsw_release(struct acis_udpsw *u);
 int acis_udpsw_fd(const struct acis_udpsw *u);
 
+/* ------------------------------------------------ shared-memory switch
+ * (shmsw.c) A switch whose ports are memory: one segment per job and node
+ * that every process of the job there maps; the member that completes a
+ * segment folds it and publishes the result once for all.  The channel
+ * src/mpid/shm drives it. */
+
+struct acis_shmsw;
+
+/* One posted segment waiting for its answer: the request as posted and
+ * where its answer will be. */
+struct acis_shm_wait {
+    struct acis_hdr q;
+    uint32_t row, member, use;
+    uint64_t base;           /* first result-space byte of the segment */
+};
+
+/* Create the segment name (shm_open) for ranks processes of job key, with
+ * o's tables, slots and payload; 0, or -1 with why.  Unlink it once every
+ * process has attached. */
+int acis_shmsw_create(const char *name, uint64_t key, uint32_t ranks,
+                      const struct acis_sw_opts *o, char *why, size_t whylen);
+int acis_shmsw_unlink(const char *name);
+struct acis_shmsw *acis_shmsw_attach(const char *name, char *why, size_t whylen);
+void acis_shmsw_detach(struct acis_shmsw *s);
+void acis_shmsw_counters(const struct acis_shmsw *s, uint64_t *out);
+/* Segments that may wait for answers at once (rows x window). */
+uint32_t acis_shmsw_capacity(const struct acis_shmsw *s);
+
+/* A control request (HELLO, CT_CREATE, CT_FREE, STATS_REQ, BYE) from this
+ * process: carried out, its answer packet (sealed) written to out
+ * (ACIS_HDR_LEN + 4 + 8 * ACIS_SWC_COUNT bytes); the answer's length, 0
+ * for none. */
+size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
+                          const uint8_t *payload, uint8_t *out);
+
+/* Post this process's packet of a segment (q with its payload); if it is
+ * the last the segment waited for, fold and publish.  0 with w filled, or
+ * -1 (counted) if the packet does not fit its row. */
+int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_t *payload,
+                    struct acis_shm_wait *w);
+/* 1 with the answer (header and where its payload is, valid until this
+ * process posts to the slot again) if w's segment is complete, else 0. */
+int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
+                     struct acis_hdr *a, const uint8_t **payload);
+/* Sleep until w's slot publishes or ms pass. */
+void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms);
+
 #endif

@@ -1,6 +1,8 @@
-/* cores.c -- how many processing units this process may run on (hwloc,
- * honouring its CPU binding), for the spin-or-sleep decision: spinning
- * only pays while every spinner has a core of its own. */
+/* cores.c -- how many processing units this node has for the job (hwloc:
+ * the PUs the process's cgroup allows, not the ones this rank is bound
+ * to), for the spin-or-sleep decision: spinning only pays while every
+ * spinner of the node has a core of its own, and a rank bound to one core
+ * says nothing about how many cores its node has. */
 #include "config.h"
 
 #include <hwloc.h>
@@ -14,12 +16,10 @@ int acis_cores(void)
     if (hwloc_topology_init(&topo) != 0)
         return 1;
     if (hwloc_topology_load(topo) == 0) {
-        hwloc_bitmap_t set = hwloc_bitmap_alloc();
-        if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
-            n = hwloc_bitmap_weight(set);
+        hwloc_const_bitmap_t set = hwloc_topology_get_allowed_cpuset(topo);
+        n = set ? hwloc_bitmap_weight(set) : -1;
         if (n <= 0)
             n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        hwloc_bitmap_free(set);
     }
     hwloc_topology_destroy(topo);
     return n > 0 ? n : 1;

@@ -36,7 +36,7 @@ enum acis_cvar_id {
 
 /* Values of enum CVARs, by position in their allowed list. */
 enum { ACIS_AUTO = 0, ACIS_ON = 1, ACIS_OFF = 2 };                 /* auto|on|off */
-enum { ACIS_DEV_UDP, ACIS_DEV_SHM, ACIS_DEV_VERBS, ACIS_DEV_NONE }; /* DEVICE */
+enum { ACIS_DEV_UDP, ACIS_DEV_SHM, ACIS_DEV_VERBS, ACIS_DEV_NONE, ACIS_DEV_AUTO }; /* DEVICE */
 enum { ACIS_SETUP_LAZY, ACIS_SETUP_EAGER };                         /* COMM_SETUP */
 enum { ACIS_WAIT_AUTO, ACIS_WAIT_SPIN, ACIS_WAIT_BLOCK };           /* WAIT */
 enum { ACIS_REJOIN_NEW, ACIS_REJOIN_NEVER };                           /* REJOIN */
@@ -193,7 +193,8 @@ int acis_fault_opt(struct acis_fault_rates *r, const char *name, const char *val
 
 /* ---------------------------------------------------------------- cores */
 
-/* Processing units this process may run on (hwloc); at least 1. */
+/* Processing units of this node the job may use (hwloc; not this
+ * process's binding); at least 1. */
 int acis_cores(void);
 
 /* Ask for a short scheduler slice (us) for the calling thread, so it

@@ -167,7 +167,7 @@ void acis_hdr_encode(const struct acis_hdr *h, uint8_t *out)
     acis_put32(out + 68, h->rx_len);
 }
 
-static void hdr_decode(const uint8_t *in, struct acis_hdr *h)
+void acis_hdr_decode(const uint8_t *in, struct acis_hdr *h)
 {
     h->magic = acis_get32(in + 0);
     h->version = in[4];
@@ -251,7 +251,7 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
     const uint8_t *p = buf;
     if (len < ACIS_HDR_LEN)
         return ACIS_WERR_SHORT;
-    hdr_decode(p, h);
+    acis_hdr_decode(p, h);
     if (h->magic != ACIS_WIRE_MAGIC)
         return ACIS_WERR_MAGIC;
     if (h->version != ACIS_WIRE_VERSION)

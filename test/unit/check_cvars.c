@@ -26,7 +26,7 @@ START_TEST(defaults)
     ck_assert_int_eq(parse(env), 0);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD], ACIS_AUTO);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_ALLREDUCE], ACIS_AUTO);
-    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_DEVICE], ACIS_DEV_UDP);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_DEVICE], ACIS_DEV_AUTO);
     ck_assert_str_eq(cv.str[ACIS_CV_OFFLOAD_SWITCH], "auto");
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_MAX_MSG_SIZE], 256LL << 20);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 0);
@@ -87,7 +87,7 @@ static const struct bad {
     { "MPIR_CVAR_OFFLOAD=", "auto|on|off" },
     { "MPIR_CVAR_OFFLOAD_ALLREDUCE=1", "auto|on|off" },
     { "MPIR_CVAR_OFFLOAD_REDUCE_SCATTER_BLOCK=yes", "auto|on|off" },
-    { "MPIR_CVAR_OFFLOAD_DEVICE=tcp", "udp|shm|verbs|none" },
+    { "MPIR_CVAR_OFFLOAD_DEVICE=tcp", "udp|shm|verbs|none|auto" },
     { "MPIR_CVAR_OFFLOAD_COMM_SETUP=now", "lazy|eager" },
     { "MPIR_CVAR_OFFLOAD_WAIT=sleep", "auto|spin|block" },
     { "MPIR_CVAR_OFFLOAD_STATS=2", "0|1" },

@@ -346,6 +346,7 @@ START_TEST(stale_packet)
     uint32_t len;
     acis_stream_next(&st, &w, old, &pl, &len, sim_now());
     memcpy(old + ACIS_HDR_LEN, pl, len);
+    acis_hdr_seal(old, old + ACIS_HDR_LEN, len);
     acis_stream_done(&st);
     acis_window_free(&w);
     /* run the window around twice so that slot is two uses further on */

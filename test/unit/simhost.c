@@ -290,6 +290,7 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                 acis_stream_next(&q->st, q->win, pkt, &pl, &len, sim_now());
                 if (len)
                     memcpy(pkt + ACIS_HDR_LEN, pl, len);
+                acis_hdr_seal(pkt, pkt + ACIS_HDR_LEN, len);    /* as the device does */
                 send_data(s, q->host, pkt, ACIS_HDR_LEN + len);
             }
         }
@@ -304,6 +305,7 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                     acis_window_resend(w, slot, sim_now(), 1000000, pkt, &pl, &len)) {
                     if (len)
                         memcpy(pkt + ACIS_HDR_LEN, pl, len);
+                    acis_hdr_seal(pkt, pkt + ACIS_HDR_LEN, len);
                     send_data(s, p[y].host, pkt, ACIS_HDR_LEN + len);
                 }
             }

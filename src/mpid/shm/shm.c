@@ -1,19 +1,166 @@
-/* shm.c -- the shared-memory channel (MPIR_CVAR_OFFLOAD_DEVICE=shm).  Not
- * in this version: opening it fails with a one-line reason, so the job
- * runs its collectives in MPICH and says why at MPIR_CVAR_OFFLOAD_VERBOSE=1. */
+/* shm.c -- the shared-memory channel (MPIR_CVAR_OFFLOAD_DEVICE=shm): the
+ * ports of the shared-memory switch (src/switch/shmsw.c) are memory this
+ * process maps.  A data packet is posted into its slot (the last member to
+ * post does the switch's fold, in this process); its answer is read in
+ * place from the slot when it is published.  Control requests are carried
+ * out at once and their answers queued for recv(), so the device's
+ * control plane is the same as on UDP.  Nothing is lost on this channel:
+ * no checksums, no retransmission, no silence timeout. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mpid/channel.h"
+#include "switch/switch.h"
+#include "util/util.h"
 
-static int shm_open_(struct acis_chan **ch, const char *addr, char *why, size_t whylen)
+#define CTL_MAX 4
+#define CTL_LEN (ACIS_HDR_LEN + 4 + 8 * ACIS_SWC_COUNT)
+
+struct acis_chan {
+    struct acis_shmsw *sw;
+    uint8_t ctl[CTL_MAX][CTL_LEN];      /* control answers not read yet */
+    size_t ctl_len[CTL_MAX];
+    int nctl;
+    struct acis_shm_wait *out;          /* posted, waiting for answers */
+    uint32_t nout, cap;
+    int warned;                         /* a refused post was reported */
+};
+
+/* Members posted different collectives (an erroneous program), or a post
+ * did not fit its row: say so once; the collective cannot complete. */
+static void refused(struct acis_chan *ch, const struct acis_hdr *h, const char *what)
+{
+    if (ch->warned++)
+        return;
+    acis_log(0, "the shared-memory switch %s (%s, context %#x, sequence %u, segment %u); "
+                "do all ranks call the same collectives in the same order?",
+             what, acis_wire_kind_name(ACIS_OPC_KIND(h->opcode)), h->ctx, h->seq, h->seg_index);
+}
+
+static int shm_open_(struct acis_chan **out, const char *addr, char *why, size_t whylen)
+{
+    struct acis_chan *ch = calloc(1, sizeof *ch);
+    if (!ch) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    if (!(ch->sw = acis_shmsw_attach(addr, why, whylen))) {
+        free(ch);
+        return -1;
+    }
+    ch->cap = acis_shmsw_capacity(ch->sw);
+    if (!(ch->out = calloc(ch->cap, sizeof *ch->out))) {
+        snprintf(why, whylen, "out of memory");
+        acis_shmsw_detach(ch->sw);
+        free(ch);
+        return -1;
+    }
+    *out = ch;
+    return 0;
+}
+
+static int shm_attach(struct acis_chan *ch)
 {
     (void)ch;
-    (void)addr;
-    snprintf(why, whylen, "the shared-memory channel is not available in this "
-                          "version of acis (use MPIR_CVAR_OFFLOAD_DEVICE=udp)");
+    return 0;
+}
+
+static int shm_send(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct acis_hdr h;
+        acis_hdr_decode(pkts[i].hdr, &h);
+        h.payload_len = pkts[i].len;
+        if (ACIS_OPC_KIND(h.opcode) >= ACIS_K_HELLO) {
+            uint8_t tmp[CTL_LEN];
+            size_t len = acis_shmsw_control(ch->sw, &h, pkts[i].payload, tmp);
+            if (len && ch->nctl < CTL_MAX) {
+                memcpy(ch->ctl[ch->nctl], tmp, len);
+                ch->ctl_len[ch->nctl++] = len;
+            }
+            continue;
+        }
+        if (ch->nout == ch->cap)
+            return -1;                  /* more in flight than the switch has slots */
+        if (acis_shmsw_post(ch->sw, &h, pkts[i].payload, &ch->out[ch->nout]) == 0)
+            ch->nout++;
+        else
+            refused(ch, &h, "refused a packet");
+    }
+    return 0;
+}
+
+static int shm_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max)
+{
+    int n = 0;
+    for (; n < ch->nctl && n < max; n++) {
+        lens[n] = ch->ctl_len[n] <= cap ? ch->ctl_len[n] : 0;
+        if (lens[n])
+            memcpy(bufs[n], ch->ctl[n], lens[n]);
+    }
+    memmove(ch->ctl, ch->ctl[n], (size_t)(ch->nctl - n) * CTL_LEN);
+    memmove(ch->ctl_len, ch->ctl_len + n, (size_t)(ch->nctl - n) * sizeof *ch->ctl_len);
+    ch->nctl -= n;
+    return n;
+}
+
+static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
+{
+    int got = 0;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < ch->nout; i++) {
+        struct acis_hdr a;
+        const uint8_t *payload;
+        if (acis_shmsw_ready(ch->sw, &ch->out[i], &a, &payload)) {
+            if (a.flags & ACIS_F_ERROR)
+                refused(ch, &a, "found members' packets of a segment disagreeing");
+            fn(arg, &a, payload);
+            got++;
+        } else {
+            if (keep != i)
+                ch->out[keep] = ch->out[i];
+            keep++;
+        }
+    }
+    ch->nout = keep;
+    return got;
+}
+
+static int shm_wait(struct acis_chan *ch, int timeout_ms)
+{
+    if (ch->nctl)
+        return 1;
+    if (!ch->nout)
+        return 0;
+    acis_shmsw_sleep(ch->sw, &ch->out[0], timeout_ms);
+    return 1;
+}
+
+static int shm_fd(struct acis_chan *ch)
+{
+    (void)ch;
     return -1;
 }
 
-const struct acis_chan_ops acis_chan_shm = { .name = "shm", .open = shm_open_ };
+static int shm_rcvbuf(struct acis_chan *ch)
+{
+    (void)ch;
+    return INT_MAX;                     /* no buffer to overrun */
+}
+
+static void shm_close(struct acis_chan *ch)
+{
+    acis_shmsw_detach(ch->sw);
+    free(ch->out);
+    free(ch);
+}
+
+const struct acis_chan_ops acis_chan_shm = {
+    .name = "shm", .sealed = 0, .reliable = 1, .open = shm_open_, .attach = shm_attach,
+    .send = shm_send, .recv = shm_recv, .wait = shm_wait, .fd = shm_fd,
+    .rcvbuf = shm_rcvbuf, .close = shm_close, .poll = shm_poll,
+};

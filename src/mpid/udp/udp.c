@@ -134,5 +134,7 @@ static void udp_close(struct acis_chan *ch)
 }
 
 const struct acis_chan_ops acis_chan_udp = {
-    "udp", udp_open, udp_attach, udp_send, udp_recv, udp_wait, udp_fd, udp_rcvbuf, udp_close,
+    .name = "udp", .sealed = 1, .reliable = 0, .open = udp_open, .attach = udp_attach,
+    .send = udp_send, .recv = udp_recv, .wait = udp_wait, .fd = udp_fd, .rcvbuf = udp_rcvbuf,
+    .close = udp_close,
 };
