@@ -171,7 +171,7 @@ static int pump(struct acis_coff *co)
     uint8_t hdrs[BATCH][ACIS_HDR_LEN];
     struct acis_dev_pkt pk[BATCH];
     int n = 0;
-    uint64_t now = acis_now_ns();
+    uint64_t now = acis_dev_reliable() ? 0 : acis_now_ns();   /* for retransmission */
     uint32_t cap = acis_dev_credit_cap();
     for (struct acis_op *op = co->ops; op; op = op->next) {
         while (acis_oc.inflight < cap && acis_stream_can_send(&op->st, &co->win)) {

@@ -50,7 +50,8 @@ int acis_stream_start(struct acis_stream *s, struct acis_window *w)
 {
     s->nseg = s->total ? (uint32_t)((s->total + s->seg_bytes - 1) / s->seg_bytes) : 1;
     s->next = s->answered = 0;
-    s->got = calloc((s->nseg + 63) / 64, sizeof(uint64_t));
+    s->got_one = 0;
+    s->got = s->nseg <= 64 ? &s->got_one : calloc((s->nseg + 63) / 64, sizeof(uint64_t));
     if (!s->got)
         return -1;
     s->pos0 = w->next_pos;
@@ -60,7 +61,8 @@ int acis_stream_start(struct acis_stream *s, struct acis_window *w)
 
 void acis_stream_done(struct acis_stream *s)
 {
-    free(s->got);
+    if (s->got != &s->got_one)
+        free(s->got);
     s->got = NULL;
 }
 

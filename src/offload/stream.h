@@ -52,7 +52,9 @@ struct acis_stream {
     /* progress */
     uint32_t next;            /* next segment to send */
     uint32_t answered;        /* segments answered */
-    uint64_t *got;            /* answered flags, nseg bits */
+    uint64_t *got;            /* answered flags, nseg bits: got_one for up
+                                 to 64 segments, else allocated */
+    uint64_t got_one;
 };
 
 /* Segment size for a collective kind: whole elements for reductions. */

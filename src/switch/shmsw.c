@@ -600,6 +600,8 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
 
 void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms)
 {
+    if (w->row >= s->h->rows || w->q.slot >= s->h->window)
+        return;                  /* a copy torn by another thread: just return */
     struct shm_res *res = slot_res(s->h, w->row, w->q.slot);
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
     atomic_fetch_add_explicit(&res->sleepers, 1, memory_order_seq_cst);

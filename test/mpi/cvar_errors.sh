@@ -27,7 +27,7 @@ expect_stop 'MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE="lots" is not valid' \
     MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=lots
 expect_stop 'MPIR_CVAR_OFFLOAD_SWITCH="nowhere" is not valid; allowed: auto|HOST:PORT|PATH' \
     MPIR_CVAR_OFFLOAD_SWITCH=nowhere
-expect_stop 'MPICH_OFFLOAD_DEVICE="ib" is not valid; allowed: udp|shm|verbs|none' \
+expect_stop 'MPICH_OFFLOAD_DEVICE="ib" is not valid; allowed: udp|shm|verbs|none|auto' \
     MPICH_OFFLOAD_DEVICE=ib
 expect_stop 'MPIR_CVAR_OFFLOAD_BCST is not an acis variable' MPIR_CVAR_OFFLOAD_BCST=on
 

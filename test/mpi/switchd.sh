@@ -33,4 +33,5 @@ check_fallback() {     # check_fallback "expected line" env...
 }
 check_fallback "did not answer" MPIR_CVAR_OFFLOAD_SWITCH=127.0.0.1:9 MPIR_CVAR_OFFLOAD_CONNECT_MS=300
 check_fallback "verbs:" MPIR_CVAR_OFFLOAD_DEVICE=verbs
-check_fallback "shared-memory channel" MPIR_CVAR_OFFLOAD_DEVICE=shm
+check_fallback "shm channel needs MPIR_CVAR_OFFLOAD_SWITCH=auto" \
+    MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_SWITCH=127.0.0.1:9

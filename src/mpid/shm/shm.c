@@ -97,6 +97,8 @@ static int shm_send(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int n
 static int shm_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max)
 {
     int n = 0;
+    if (!ch->nctl)
+        return 0;
     for (; n < ch->nctl && n < max; n++) {
         lens[n] = ch->ctl_len[n] <= cap ? ch->ctl_len[n] : 0;
         if (lens[n])
@@ -136,7 +138,10 @@ static int shm_wait(struct acis_chan *ch, int timeout_ms)
         return 1;
     if (!ch->nout)
         return 0;
-    acis_shmsw_sleep(ch->sw, &ch->out[0], timeout_ms);
+    /* Another thread may change out[] meanwhile (MPI_THREAD_MULTIPLE; the
+     * device lock is not held here): sleep on a copy, bounds-checked. */
+    struct acis_shm_wait w = ch->out[0];
+    acis_shmsw_sleep(ch->sw, &w, timeout_ms);
     return 1;
 }
 
