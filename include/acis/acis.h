@@ -61,6 +61,8 @@ struct acis_host_stats {
     uint64_t peer_served;                  /* packets given to members recovering */
     uint64_t redone;                       /* collectives begun in the switch and
                                               redone in MPICH after it failed */
+    uint64_t hier_calls;                   /* collectives run through the node
+                                              hierarchy (leaders used the switch) */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -60,6 +60,8 @@ struct acis_call {
     int root;
     MPI_Comm comm;
     MPI_Request *req;            /* nonblocking forms */
+    int inner;                   /* a step acis takes inside another call
+                                    (node hierarchy): not counted again */
 
     /* filled by acis_select() */
     int kind;                    /* enum acis_kind */

@@ -188,8 +188,9 @@ acis_reason_t acis_select(struct acis_call *c)
         if (r == ACIS_REASON_NONE)
             r = acis_comm_ready(cs);           /* collective the first time */
     }
-    acis_count_call(&acis_util.coll[c->coll], r, c->bytes);
-    if (cs && (acis_util.verbose > 0 || (r != ACIS_REASON_NONE && mode == ACIS_ON)))
+    if (!c->inner)
+        acis_count_call(&acis_util.coll[c->coll], r, c->bytes);
+    if (cs && !c->inner && (acis_util.verbose > 0 || (r != ACIS_REASON_NONE && mode == ACIS_ON)))
         acis_report(c, cs, r);
     if (r == ACIS_REASON_NONE)
         c->cs = cs;

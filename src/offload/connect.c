@@ -152,12 +152,17 @@ static const char *channel_name(int chan)
 int acis_connect(void)
 {
     char addr[ADDR_LEN] = "", why[256] = "";
-    int local, failed = 0;
+    int local, failed = 0, node_rank, shape[2];
     MPI_Comm node;
 
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     PMPI_Comm_size(node, &local);
+    PMPI_Comm_rank(node, &node_rank);
     PMPI_Comm_free(&node);
+    shape[0] = node_rank == 0;                /* nodes, and the most ranks on one */
+    shape[1] = local;
+    PMPI_Allreduce(MPI_IN_PLACE, &shape[0], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(MPI_IN_PLACE, &shape[1], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 
     if (acis_oc.world_rank == 0 &&
         getrandom(&acis_oc.job_key, sizeof acis_oc.job_key, 0) != sizeof acis_oc.job_key)
@@ -211,6 +216,13 @@ int acis_connect(void)
     if (!any && peers)
         any = share_peer_addrs(&mine) != 0;
     if (!any) {
+        long long hier = ACIS_CV(OFFLOAD_HIERARCHY);
+        acis_oc.hier = hier == ACIS_HIER_NODE ||
+                       (hier == ACIS_HIER_AUTO && shape[0] > 1 && shape[1] > 1 &&
+                        chan != ACIS_DEV_SHM);
+        if (acis_oc.world_rank == 0 && acis_oc.hier)
+            acis_log(1, "node hierarchy: %d nodes, up to %d ranks on one; leaders use the "
+                        "switch", shape[0], shape[1]);
         if (acis_oc.world_rank == 0)
             acis_log(1, "offloading through the switch at %s (%s channel, %u-byte packets, "
                         "%u slots per communicator)", addr, channel_name(chan),

@@ -149,6 +149,14 @@ int acis_exec_run(struct acis_exec *x)
 
 int acis_offload_run(struct acis_call *c)
 {
+    int rc;
+    if (acis_hier_run(c, &rc))
+        return rc;
+    return acis_offload_flat(c);
+}
+
+int acis_offload_flat(struct acis_call *c)
+{
     if (acis_coll_form(c->coll) == ACIS_FORM_NONBLOCKING)
         return acis_nb_start(c);
     struct acis_exec x = { .c = *c };

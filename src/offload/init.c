@@ -68,6 +68,10 @@ static int start(void)
     }
     acis_engine_init();
     acis_run_init();
+    if (acis_hier_init() != 0) {
+        acis_log(0, "cannot create an MPI attribute keyval; no node hierarchy");
+        acis_oc.hier = 0;
+    }
     acis_fb.rejoin = ACIS_CV(OFFLOAD_REJOIN) == ACIS_REJOIN_NEW ? acis_rejoin : NULL;
     if (acis_nb_init() != 0) {               /* no generalized requests: blocking only */
         for (int i = 0; i < ACIS_COLL_COUNT; i++)
@@ -112,8 +116,10 @@ ACIS_API int MPI_Finalize(void)
             acis_summary_print();
         if (acis_fb.device_ok)
             PMPI_Barrier(MPI_COMM_WORLD);   /* every rank has every answer it needs */
+        acis_hier_release(MPI_COMM_WORLD);
         acis_comm_release(MPI_COMM_WORLD);
         acis_comm_release(MPI_COMM_SELF);
+        acis_hier_finalize();
         if (acis_fb.device_ok)
             acis_disconnect();
         acis_fb.device_ok = 0;

@@ -34,6 +34,8 @@ struct acis_offload_ctx {
     int eager;                /* set up table rows when communicators are made */
     char switch_addr[ACIS_CVAR_STRLEN]; /* where the job's switch listens */
     int chan;                 /* its channel (enum of MPIR_CVAR_OFFLOAD_DEVICE) */
+    int hier;                 /* node hierarchy: leaders use the switch */
+    int hier_keyval;          /* its per-communicator state (hier.c) */
     uint64_t rejoin_after_ns; /* no new try to rejoin a failed switch before */
     struct acis_coff *active; /* communicators with collectives in flight
                                  (engine.c, under the device lock) */
@@ -225,9 +227,18 @@ int acis_exec_run(struct acis_exec *x);
 int acis_nb_init(void);
 int acis_nb_start(const struct acis_call *c);
 
-/* Run a call that acis_select() chose to offload.  Returns an MPI error
- * code. */
+/* Run a call that acis_select() chose to offload: through the node
+ * hierarchy where it applies, else flat.  Returns an MPI error code. */
 int acis_offload_run(struct acis_call *c);
+int acis_offload_flat(struct acis_call *c);
+
+/* The node hierarchy (hier.c): its keyval (when acis_oc.hier), run c
+ * hierarchically if it has a plan there (1, *rc set) or say it has not
+ * (0); drop a communicator's state; free the keyval. */
+int acis_hier_init(void);
+int acis_hier_run(struct acis_call *c, int *rc);
+void acis_hier_release(MPI_Comm comm);
+void acis_hier_finalize(void);
 
 /* Join the switch on every rank or on none (collective over
  * MPI_COMM_WORLD); 0 when every rank has a device.  Leave it again. */

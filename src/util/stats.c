@@ -38,6 +38,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->peer_segments = LOAD(h->peer_segments);
     out->peer_served = LOAD(h->peer_served);
     out->redone = LOAD(h->redone);
+    out->hier_calls = LOAD(h->hier_calls);
 }
 
 void acis_stats_zero(void)

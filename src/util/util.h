@@ -40,6 +40,7 @@ enum { ACIS_DEV_UDP, ACIS_DEV_SHM, ACIS_DEV_VERBS, ACIS_DEV_NONE, ACIS_DEV_AUTO 
 enum { ACIS_SETUP_LAZY, ACIS_SETUP_EAGER };                         /* COMM_SETUP */
 enum { ACIS_WAIT_AUTO, ACIS_WAIT_SPIN, ACIS_WAIT_BLOCK };           /* WAIT */
 enum { ACIS_REJOIN_NEW, ACIS_REJOIN_NEVER };                           /* REJOIN */
+enum { ACIS_HIER_AUTO, ACIS_HIER_FLAT, ACIS_HIER_NODE };               /* HIERARCHY */
 
 struct acis_cvar {
     const char *name;            /* after the MPIR_CVAR_ prefix */
@@ -103,6 +104,7 @@ struct acis_host_counters {
     atomic_uint_fast64_t comms_offloaded, comms_refused;
     atomic_uint_fast64_t retransmits, switch_failures, recovered;
     atomic_uint_fast64_t peer_segments, peer_served, redone;
+    atomic_uint_fast64_t hier_calls;
 };
 
 /* Add v to a counter.  Single-threaded processes (the common case) use a
