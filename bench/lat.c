@@ -7,7 +7,12 @@
  *          reduce_scatter scan exscan iallreduce ibcast (default allreduce)
  *   SIZES  comma-separated byte counts (default 8)
  * Prints one line per size: "size median_us min_us" over REPS repetitions
- * of ITERS calls each, the slowest rank's time per repetition. */
+ * of ITERS calls each, the slowest rank's time per repetition.
+ *
+ * The barrier before each repetition and the reduction of the times call
+ * PMPI_* directly: under LD_PRELOAD=libacis.so they are not intercepted,
+ * so acis's MPIR_CVAR_OFFLOAD_STATS table counts only the measured
+ * collective (bench/suite.sh reads it to tell offloaded from fallback). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,12 +100,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < warmup; i++)
             one(what, s, r, n, 0, size);
         for (int k = 0; k < reps; k++) {
-            MPI_Barrier(MPI_COMM_WORLD);
+            PMPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (int i = 0; i < iters; i++)
                 one(what, s, r, n, 0, size);
             double us = (MPI_Wtime() - t0) * 1e6 / iters;
-            MPI_Allreduce(&us, &t[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            PMPI_Allreduce(&us, &t[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
         qsort(t, (size_t)reps, sizeof t[0], cmp);
         if (rank == 0)
