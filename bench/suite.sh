@@ -156,8 +156,9 @@ trap 'exit 130' INT TERM
 
 cores=$(nproc)
 reps=5
-cut=1   # iterations are divided by this
-[ "$quick" = 1 ] && reps=3 cut=10
+cut=1      # iterations are divided by this
+budget=0.2 # seconds at most per repetition (bench/lat -b), so a loaded machine cannot stall the run
+[ "$quick" = 1 ] && reps=3 cut=10 budget=0.05
 oversubscribed=0
 if [ "$np" -gt "$cores" ]; then
     # MPICH busy-polls: with more ranks than cores each call waits for the
@@ -211,7 +212,7 @@ total=$((nrows * 4))
 {
     echo "# acis benchmark suite, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), nproc $cores, MPICH $mpich_version, $np ranks, acis $tree"
     echo "# command: $command_line"
-    echo "# bench/lat median of $reps repetitions (slowest rank), us per call; iterations per size in $log"
+    echo "# bench/lat median of $reps repetitions (slowest rank), us per call; repetitions capped at $budget s; calls per repetition in $log"
     [ "$quick" = 1 ] && echo "# --quick: a tenth of the iterations; figures are rough"
     [ "$oversubscribed" = 1 ] &&
         echo "# $np ranks on $cores cores: MPICH busy-polls and crawls when ranks outnumber cores, so iterations are cut to 1/50 (3 repetitions)"
@@ -248,17 +249,17 @@ run_one() {
     warm=$((iters / 10 + 1))
     {
         echo
-        echo "== $coll $size B $config, $iters iterations"
-        echo "\$ env -u LD_PRELOAD -u UCX_TLS $* $MPIEXEC -n $np $lat -t $coll -s $size -i $iters -x $warm -r $reps"
+        echo "== $coll $size B $config, at most $iters calls per repetition (bench/lat's 4th field: used)"
+        echo "\$ env -u LD_PRELOAD -u UCX_TLS $* $MPIEXEC -n $np $lat -t $coll -s $size -i $iters -x $warm -r $reps -b $budget"
     } >>"$log"
     rc=0
     timeout -k 10 "$run_timeout" env -u LD_PRELOAD -u UCX_TLS "$@" \
-        "$MPIEXEC" -n "$np" "$lat" -t "$coll" -s "$size" -i "$iters" -x "$warm" -r "$reps" \
+        "$MPIEXEC" -n "$np" "$lat" -t "$coll" -s "$size" -i "$iters" -x "$warm" -r "$reps" -b "$budget" \
         >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
     cat "$tmp/stdout" "$tmp/stderr" >>"$log"
     med='' min=''
     if [ "$rc" = 0 ]; then
-        read -r _ med min <"$tmp/stdout" || true
+        read -r _ med min _ <"$tmp/stdout" || true
     fi
     offloaded=-
     case $config in
@@ -285,7 +286,6 @@ run_one() {
     elif [ -z "$med" ]; then
         echo "(failed, exit status $rc)" >>"$log"
         cell=failed
-        med='' min=''
     else
         case $offloaded in
         - | yes) cell=$(printf '%.2f' "$med") ;;
@@ -293,7 +293,6 @@ run_one() {
         *) cell=$offloaded ;;
         esac
     fi
-    [ "$cell" = timeout ] && med='' min=''
     label=$size
     [ "$coll" = barrier ] && label=0
     echo "$coll,$label,$config,$med,$min,$offloaded" >>"$csv"
@@ -335,7 +334,7 @@ for coll in $colls; do
         sort "$tmp/notes-$coll" | uniq -c | while read -r n rest; do
             config=${rest%%|*} rest=${rest#*|}
             why=${rest%%|*} msg=${rest#*|}
-            echo "Not offloaded: $config at $n size(s); MPICH ran the calls (${why:-no reason counted})${msg:+: $msg}." 
+            echo "Not offloaded: $config at $n size(s); MPICH ran the calls (${why:-no reason counted})${msg:+: $msg}."
         done >>"$tmp/table"
     fi
     [ -t 2 ] && printf '\r\033[K' >&2
