@@ -35,6 +35,7 @@ usage: bench/suite.sh [options]
   --out DIR        output directory (default bench/results/DATE-npN/)
   --quick          a tenth of the iterations, 3 repetitions (to check a setup)
   --timeout SEC    stop any one mpiexec run after SEC seconds (default 120)
+Each repetition is capped at 0.2 s (0.05 s with --quick; bench/lat -b).
   -h, --help       this text
 Environment: MPIEXEC (default mpiexec.mpich).
 EOF
@@ -203,6 +204,8 @@ tree=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ "$tree" != unknown ] && [ -n "$(git -C "$top" status --porcelain -- src include bench 2>/dev/null)" ] &&
     tree="$tree + local changes"
 
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)
+
 nrows=0
 for c in $colls; do
     if [ "$c" = barrier ]; then nrows=$((nrows + 1)); else nrows=$((nrows + $(echo "$sizes" | wc -w))); fi
@@ -210,10 +213,12 @@ done
 total=$((nrows * 4))
 
 {
-    echo "# acis benchmark suite, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), nproc $cores, MPICH $mpich_version, $np ranks, acis $tree"
+    echo "# acis benchmark suite, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), nproc $cores, load $load, MPICH $mpich_version, $np ranks, acis $tree"
     echo "# command: $command_line"
     echo "# bench/lat median of $reps repetitions (slowest rank), us per call; repetitions capped at $budget s; calls per repetition in $log"
     [ "$quick" = 1 ] && echo "# --quick: a tenth of the iterations; figures are rough"
+    awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l + 0 >= c) }' &&
+        echo "# load average $load on $cores cores at the start: other work shares this machine; figures are not comparable with a quiet run"
     [ "$oversubscribed" = 1 ] &&
         echo "# $np ranks on $cores cores: MPICH busy-polls and crawls when ranks outnumber cores, so iterations are cut to 1/50 (3 repetitions)"
     echo "# acis cells say fallback (none offloaded) or partial (some) where MPICH ran the calls; ratios are acis / MPICH, below 1 is acis faster"
