@@ -9,6 +9,9 @@
 # usage: bench/compare.sh [BUILD_DIR] [NP] [COLLS] [SIZES]
 #   COLLS  comma-separated, default allreduce,reduce,bcast,barrier
 #   SIZES  comma-separated bytes, default 4 B to 1 MiB in powers of 4
+# bench/suite.sh is the fuller form (acis over UDP and shared memory, each
+# next to its MPICH baseline, fallback marked, CSV and plot); this script
+# stays for scripts/quickstart and the older figures in docs/performance.md.
 set -eu
 build=$(cd "${1:-build}" && pwd)
 np=${2:-2}

@@ -2,12 +2,23 @@
  * benchmark scripts in bench/.  A plain MPI program (not linked with acis),
  * so the same binary runs with and without LD_PRELOAD=libacis.so.
  *
- * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS]
+ * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS] [-b SECONDS]
  *   COLL   allreduce reduce bcast barrier gather scatter allgather
  *          reduce_scatter scan exscan iallreduce ibcast (default allreduce)
  *   SIZES  comma-separated byte counts (default 8)
  * Prints one line per size: "size median_us min_us" over REPS repetitions
- * of ITERS calls each, the slowest rank's time per repetition. */
+ * of ITERS calls each, the slowest rank's time per repetition.
+ *
+ * -b SECONDS caps one repetition at about that long: the warm-up (itself
+ * stopped after SECONDS / 2) gives the time per call, and ITERS is cut
+ * to fit, never below 2; all ranks agree on the count.  Then a fourth
+ * column gives the calls per repetition used.  Without -b the counts are
+ * exactly as given.
+ *
+ * The barrier before each repetition and the reduction of the times call
+ * PMPI_* directly: under LD_PRELOAD=libacis.so they are not intercepted,
+ * so acis's MPIR_CVAR_OFFLOAD_STATS table counts only the measured
+ * collective (bench/suite.sh reads it to tell offloaded from fallback). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,20 +73,23 @@ int main(int argc, char **argv)
 {
     const char *what = "allreduce", *sizes = "8";
     int iters = 10000, warmup = 1000, reps = 5, opt, rank;
-    while ((opt = getopt(argc, argv, "t:s:i:x:r:")) != -1) {
+    double budget = 0;
+    while ((opt = getopt(argc, argv, "t:s:i:x:r:b:")) != -1) {
         switch (opt) {
         case 't': what = optarg; break;
         case 's': sizes = optarg; break;
         case 'i': iters = atoi(optarg); break;
         case 'x': warmup = atoi(optarg); break;
         case 'r': reps = atoi(optarg); break;
+        case 'b': budget = atof(optarg); break;
         default:
-            fprintf(stderr, "usage: lat [-t coll] [-s sizes] [-i iters] [-x warmup] [-r reps]\n");
+            fprintf(stderr, "usage: lat [-t coll] [-s sizes] [-i iters] [-x warmup] [-r reps] "
+                            "[-b seconds]\n");
             return 2;
         }
     }
-    if (reps < 1 || reps > 1000 || iters < 1) {
-        fprintf(stderr, "lat: bad -r or -i\n");
+    if (reps < 1 || reps > 1000 || iters < 1 || warmup < 0 || budget < 0) {
+        fprintf(stderr, "lat: bad -r, -i, -x or -b\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -87,23 +101,51 @@ int main(int argc, char **argv)
         int n = atoi(p);
         size_t big = (size_t)n * (size_t)size + 1;   /* room for P blocks */
         char *s = calloc(big, 1), *r = calloc(big, 1);
+        double t0 = MPI_Wtime(), el;
         if (one(what, s, r, n, 0, size) != MPI_SUCCESS) {
             if (rank == 0)
                 fprintf(stderr, "lat: unknown collective %s\n", what);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-        for (int i = 0; i < warmup; i++)
-            one(what, s, r, n, 0, size);
-        for (int k = 0; k < reps; k++) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (int i = 0; i < iters; i++)
+        int calls = iters;
+        if (budget <= 0) {
+            for (int i = 0; i < warmup; i++)
                 one(what, s, r, n, 0, size);
-            double us = (MPI_Wtime() - t0) * 1e6 / iters;
-            MPI_Allreduce(&us, &t[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        } else {
+            /* Warm up in doubling chunks; after each, the slowest rank's
+             * time decides for all whether to go on. */
+            double mine = MPI_Wtime() - t0;
+            PMPI_Allreduce(&mine, &el, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            double per_call = el;   /* the first call's, if no warm-up */
+            int done = 0;
+            el = 0;
+            t0 = MPI_Wtime();
+            for (int chunk = 1; done < warmup && el < budget / 2; chunk *= 2) {
+                int k = chunk < warmup - done ? chunk : warmup - done;
+                for (int i = 0; i < k; i++)
+                    one(what, s, r, n, 0, size);
+                done += k;
+                mine = MPI_Wtime() - t0;
+                PMPI_Allreduce(&mine, &el, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                per_call = el / done;
+            }
+            if (per_call * calls > budget)
+                calls = (int)(budget / per_call);
+            if (calls < 2)
+                calls = 2;
+        }
+        for (int k = 0; k < reps; k++) {
+            PMPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            for (int i = 0; i < calls; i++)
+                one(what, s, r, n, 0, size);
+            double us = (MPI_Wtime() - t0) * 1e6 / calls;
+            PMPI_Allreduce(&us, &t[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
         qsort(t, (size_t)reps, sizeof t[0], cmp);
-        if (rank == 0)
+        if (rank == 0 && budget > 0)
+            printf("%d %.4f %.4f %d\n", n, t[reps / 2], t[0], calls);
+        else if (rank == 0)
             printf("%d %.4f %.4f\n", n, t[reps / 2], t[0]);
         fflush(stdout);
         free(s);
