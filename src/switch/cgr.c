@@ -16,6 +16,8 @@
  * and can never leak into a later collective. */
 #include "config.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,17 +104,33 @@ static void use_reset(struct sw_use *u, uint32_t members)
     memset(u->bits, 0, (members + 63) / 64 * sizeof(uint64_t));
 }
 
+/* Bytes between members' pieces in contrib: aligned for the kernels. */
+static size_t stride(const struct acis_sw *sw)
+{
+    return sw_round(sw->o.payload);
+}
+
 /* Ordered reductions and scans keep every member's piece. */
 static uint8_t *contrib_of(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
                            uint32_t rank)
 {
     if (!u->contrib) {
-        u->contrib = malloc((size_t)ct->size * sw->o.payload);
+        u->contrib = sw_alloc((size_t)ct->size * stride(sw));
         if (!u->contrib)
             return NULL;
-        SWC(sw, buffer_bytes) += (uint64_t)ct->size * sw->o.payload;
+        SWC(sw, buffer_bytes) += (uint64_t)ct->size * stride(sw);
     }
-    return u->contrib + (size_t)rank * sw->o.payload;
+    return u->contrib + (size_t)rank * stride(sw);
+}
+
+/* The kernels read whole elements: hand them a piece at an address
+ * aligned for any type, copied to scratch if its packet buffer is not. */
+static const uint8_t *aligned_piece(struct acis_sw *sw, const uint8_t *p, size_t len)
+{
+    if ((uintptr_t)p % _Alignof(max_align_t) == 0)
+        return p;
+    memcpy(sw->scratch, p, len);
+    return sw->scratch;
 }
 
 static void result_header(const struct acis_sw *sw, const struct sw_ct *ct,
@@ -182,7 +200,7 @@ static void scan_prefix(const struct acis_sw *sw, const struct sw_use *u, int up
     size_t ne = u->len / acis_wire_dt_size(u->dtype);
     memcpy(out, u->contrib, u->len);
     for (int r = 1; r <= upto; r++)
-        acis_reduce(u->op, u->dtype, out, u->contrib + (size_t)r * sw->o.payload, ne);
+        acis_reduce(u->op, u->dtype, out, u->contrib + (size_t)r * stride(sw), ne);
 }
 
 /* Scans: member r gets the fold of members 0..r (SCAN) or 0..r-1 (EXSCAN;
@@ -194,13 +212,13 @@ static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, ui
     memcpy(u->buf, u->contrib, u->len);
     for (uint32_t r = 0; r < ct->size; r++) {
         if (r > 0 && !ex) {
-            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * sw->o.payload, ne);
+            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
             SWC(sw, elements_reduced) += ne;
         }
         uint32_t len = ex && r == 0 ? 0 : u->rx_len[r];
         emit_range(sw, ct, u, slot, &ct->rank_port[r], 1, u->buf, u->rx_off[r], len);
         if (r > 0 && ex) {
-            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * sw->o.payload, ne);
+            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
             SWC(sw, elements_reduced) += ne;
         }
     }
@@ -237,7 +255,7 @@ static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, ui
             memcpy(u->buf, u->contrib, u->len);
             for (uint32_t r = 1; r < ct->size; r++)
                 acis_reduce(u->op, u->dtype, u->buf,
-                            u->contrib + (size_t)r * sw->o.payload, u->len / es);
+                            u->contrib + (size_t)r * stride(sw), u->len / es);
             SWC(sw, elements_reduced) += (uint64_t)(ct->size - 1) * (u->len / es);
         }
         emit_all(sw, ct, u, slot);
@@ -264,7 +282,7 @@ static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint3
             u->have_first = 1;
         } else {
             size_t ne = u->len / acis_wire_dt_size(h->dtype);
-            acis_reduce(h->op, h->dtype, u->buf, payload, ne);
+            acis_reduce(h->op, h->dtype, u->buf, aligned_piece(sw, payload, u->len), ne);
             SWC(sw, elements_reduced) += ne;
         }
     } else if (h->payload_len) {

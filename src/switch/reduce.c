@@ -7,7 +7,6 @@
  * the smaller index on ties, complex PROD uses the textbook formula. */
 #include "config.h"
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "sw.h"
@@ -109,17 +108,20 @@ COMPLEX_KERNEL(red_c32, float)
 COMPLEX_KERNEL(red_c64, double)
 COMPLEX_KERNEL(red_c80, long double)
 
+/* C _Bool travels as one byte, but any byte may arrive: read bytes (a
+ * C bool holding 2 would be undefined), nonzero is true, write 0 or 1. */
 static void red_bool(unsigned op, void *vio, const void *vin, size_t n)
 {
-    bool *io = vio;
-    const bool *in = vin;
+    uint8_t *io = vio;
+    const uint8_t *in = vin;
     for (size_t i = 0; i < n; i++) {
+        int a = io[i] != 0, b = in[i] != 0;
         if (op == ACIS_OP_LAND)
-            io[i] = io[i] && in[i];
+            io[i] = (uint8_t)(a & b);
         else if (op == ACIS_OP_LOR)
-            io[i] = io[i] || in[i];
+            io[i] = (uint8_t)(a | b);
         else
-            io[i] = io[i] != in[i];
+            io[i] = (uint8_t)(a ^ b);
     }
 }
 

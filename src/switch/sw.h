@@ -4,9 +4,26 @@
 #ifndef ACIS_SW_H
 #define ACIS_SW_H
 
+#include <stdlib.h>
+
 #include "switch.h"
 
 #define SW_NONE 0xffffffffu
+
+/* Buffers handed to the reduction kernels start at a multiple of this
+ * (a cache line; more than any element type needs). */
+#define SW_ALIGN 64
+
+static inline size_t sw_round(size_t n)
+{
+    return (n + SW_ALIGN - 1) / SW_ALIGN * SW_ALIGN;
+}
+
+/* Memory for kernel buffers: SW_ALIGN-aligned, n rounded up. */
+static inline void *sw_alloc(size_t n)
+{
+    return aligned_alloc(SW_ALIGN, sw_round(n ? n : 1));
+}
 
 /* A host port: one process of one job. */
 struct sw_port {
@@ -75,6 +92,8 @@ struct acis_sw {
     struct sw_ct *cts;       /* o.tables */
     uint32_t window;         /* slots per row: o.slots / o.tables */
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
+    uint8_t *scratch;        /* o.payload bytes, aligned: a piece whose
+                                packet buffer is not aligned goes here */
     uint64_t c[ACIS_SWC_COUNT];
 };
 

@@ -47,7 +47,7 @@ static uint64_t row_bytes(const struct acis_sw *sw, const struct sw_ct *ct)
     for (uint32_t i = 0; i < ct->window; i++)
         for (int k = 0; k < 2; k++)
             if (ct->slots[i].u[k].contrib)
-                b += (uint64_t)ct->size * sw->o.payload;
+                b += (uint64_t)ct->size * sw_round(sw->o.payload);
     return b;
 }
 
@@ -110,7 +110,7 @@ int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
             u->bits = calloc(words, sizeof(uint64_t));
             u->rx_off = malloc(sizeof(uint32_t) * n);
             u->rx_len = malloc(sizeof(uint32_t) * n);
-            u->buf = malloc(sw->o.payload);
+            u->buf = sw_alloc(sw->o.payload);
             if (!u->bits || !u->rx_off || !u->rx_len || !u->buf)
                 goto nomem;
         }

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "switch.h"
+#include "sw.h"
 #include "util/util.h"
 
 #define BATCH 32
@@ -60,6 +60,18 @@ struct acis_udpsw {
 static size_t pkt_max(const struct acis_udpsw *u)
 {
     return ACIS_HDR_LEN + (u->o.payload > ACIS_MAX_PAYLOAD ? u->o.payload : ACIS_MAX_PAYLOAD);
+}
+
+/* Receive buffers: one per batch entry, each placed so the packet's
+ * payload (after the header) starts on an SW_ALIGN boundary. */
+static size_t rx_stride(const struct acis_udpsw *u)
+{
+    return sw_round(SW_ALIGN + pkt_max(u));
+}
+
+static uint8_t *rx_buf(const struct acis_udpsw *u, int i)
+{
+    return u->bufs + (size_t)i * rx_stride(u) + (SW_ALIGN - ACIS_HDR_LEN % SW_ALIGN);
 }
 
 static int epoll_add(int epfd, int fd, uint32_t tag)
@@ -168,7 +180,7 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     pthread_mutex_init(&u->core_lock, NULL);
     acis_fault_init(&u->fault, &o->faults, o->fault_seed);
     u->port_fd = malloc(sizeof(int) * o->ports);
-    u->bufs = malloc(BATCH * pkt_max(u));
+    u->bufs = sw_alloc(BATCH * rx_stride(u));
     if (!u->port_fd || !u->bufs) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -201,7 +213,7 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     if (!u->core)
         goto fail;
     for (int i = 0; i < BATCH; i++) {
-        u->iov[i].iov_base = u->bufs + (size_t)i * pkt_max(u);
+        u->iov[i].iov_base = rx_buf(u, i);
         u->iov[i].iov_len = pkt_max(u);
     }
     return u;
