@@ -99,6 +99,14 @@ struct acis_sw {
 
 #define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
 
+/* reduce.c, reduce_avx2.c, reduce_avx512.c: kernels, inout op= in for n
+ * elements.  The tables of the vector builds hold the types kern.h
+ * covers; the rest are NULL there. */
+typedef void (*sw_kernel)(unsigned op, void *inout, const void *in, size_t n);
+extern const sw_kernel sw_kernels_base[ACIS_DT_COUNT];
+extern const sw_kernel sw_kernels_avx2[ACIS_DT_COUNT];
+extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
+
 /* control.c: control plane (HELLO, CT_CREATE/FREE, STATS, BYE). */
 void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
                 const struct acis_hdr *h, const uint8_t *payload);

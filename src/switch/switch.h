@@ -74,8 +74,20 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);
 
 /* The aggregation logic: inout[i] = inout[i] op in[i] for n elements of
- * wire type dt (a no-op if op is not defined for dt). */
+ * wire type dt (a no-op if op is not defined for dt).  Buffers must be
+ * aligned for the element type.  The kernels come in sets by instruction
+ * set, chosen once for this CPU; every set gives bitwise the same result. */
 void acis_reduce(unsigned op, unsigned dt, void *inout, const void *in, size_t n);
+
+enum acis_isa { ACIS_ISA_BASE, ACIS_ISA_AVX2, ACIS_ISA_AVX512, ACIS_ISA_COUNT };
+
+/* The set acis_reduce uses (the best this CPU runs), and a set's name. */
+int acis_reduce_isa(void);
+const char *acis_reduce_isa_name(int isa);
+
+/* acis_reduce through the given set: 0, or -1 if this CPU cannot run it
+ * (tests and bench/kernels compare the sets). */
+int acis_reduce_on(int isa, unsigned op, unsigned dt, void *inout, const void *in, size_t n);
 
 /* Parse one "--name value" switch option into o; shared by acis-switchd
  * and the embedded switch.  Returns 0, or -1 with err filled. */
