@@ -106,6 +106,11 @@ void acis_swemu_destroy(struct acis_swemu *e)
     free(e);
 }
 
+void acis_swemu_counters(const struct acis_swemu *e, uint64_t *out)
+{
+    acis_sw_counters(e->core, out);
+}
+
 int acis_swemu_input(struct acis_swemu *e, uint32_t member, uint32_t slot, int round,
                      const uint8_t *pkt, size_t len, acis_swemu_out out, void *arg)
 {

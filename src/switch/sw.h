@@ -49,6 +49,8 @@ struct sw_use {
     uint8_t kind, alg, op, dtype, round;
     uint8_t have_first;      /* buf holds a contribution already */
     uint32_t placed;         /* VAR gathers: bytes placed so far */
+    uint32_t next;           /* ordered reductions: members 0..next-1 are
+                                folded into buf, in rank order */
     uint32_t seq, seg, root;
     uint64_t total;          /* result-space bytes of the collective */
     uint64_t base;           /* first byte of the segment */
@@ -57,7 +59,9 @@ struct sw_use {
     uint64_t *bits;          /* member bitmap */
     uint32_t *rx_off, *rx_len;   /* what each member asked back */
     uint8_t *buf;            /* the segment being built, or its result */
-    uint8_t *contrib;        /* per-member copies, for ordered reductions */
+    uint8_t **held;          /* ordered reductions: pieces that came before
+                                their turn (members entries, NULL: none) */
+    uint8_t *contrib;        /* scans: every member's piece */
 };
 
 /* An aggregation slot with a shadow copy (as in SwitchML): the current use

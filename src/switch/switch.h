@@ -110,6 +110,8 @@ struct acis_swemu *acis_swemu_create(uint64_t key, const uint32_t *granks, uint3
 int acis_swemu_input(struct acis_swemu *e, uint32_t member, uint32_t slot, int round,
                      const uint8_t *pkt, size_t len, acis_swemu_out out, void *arg);
 void acis_swemu_destroy(struct acis_swemu *e);
+/* The private core's counters (ACIS_SWC_COUNT values). */
+void acis_swemu_counters(const struct acis_swemu *e, uint64_t *out);
 
 /* --------------------------------------------------------- UDP switch */
 

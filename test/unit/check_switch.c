@@ -361,6 +361,20 @@ START_TEST(loss_and_repeats)
                 want = want + in[q][i];
             ck_assert_mem_eq(&out[r][i], &want, sizeof want);
         }
+    /* Folded on arrival, in rank order, through losses and repeats of
+     * pieces held out of order. */
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++)
+            in[r][i] = (float)(0.1 * (r + 1) + 1e-7 * i);
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_F32, 0, 4 * N,
+                                    m, 10), 0);
+    for (int i = 0; i < N; i++) {
+        float want = in[0][i];
+        for (int q = 1; q < P; q++)
+            want = want + in[q][i];
+        for (int r = 0; r < P; r++)
+            ck_assert_mem_eq(&out[r][i], &want, sizeof want);
+    }
     sim_counters(S);
     ck_assert_uint_gt(S->c[ACIS_SWC_repeats], 0);
     ck_assert_uint_gt(S->c[ACIS_SWC_drop_duplicate], 0);
