@@ -5,6 +5,7 @@
 #define ACIS_SW_H
 
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include "switch.h"
 
@@ -110,6 +111,25 @@ typedef void (*sw_kernel)(unsigned op, void *inout, const void *in, size_t n);
 extern const sw_kernel sw_kernels_base[ACIS_DT_COUNT];
 extern const sw_kernel sw_kernels_avx2[ACIS_DT_COUNT];
 extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
+
+/* addrmap.c: source address -> host port, for the UDP switch's one
+ * socket.  addr[port] is where port's host is (len 0: no port). */
+struct sw_peer {
+    struct sockaddr_storage a;
+    socklen_t len;
+};
+
+struct sw_addrmap {
+    uint32_t ports, mask;
+    uint32_t *table;         /* mask + 1 entries: port + 1, 0 empty */
+    struct sw_peer *addr;    /* ports entries */
+};
+
+int sw_addrmap_init(struct sw_addrmap *m, uint32_t ports);
+void sw_addrmap_free(struct sw_addrmap *m);
+uint32_t sw_addrmap_find(const struct sw_addrmap *m, const struct sw_peer *p);
+int sw_addrmap_add(struct sw_addrmap *m, uint32_t port, const struct sw_peer *p);
+void sw_addrmap_del(struct sw_addrmap *m, uint32_t port);
 
 /* control.c: control plane (HELLO, CT_CREATE/FREE, STATS, BYE). */
 void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
