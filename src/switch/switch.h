@@ -4,9 +4,9 @@
  * Two levels.  The *core* (struct acis_sw) is a pure state machine: packets
  * go in with the port they arrived on, packets come out through the
  * callbacks of struct acis_sw_io.  Unit tests drive it with simulated hosts
- * and no sockets.  The *UDP switch* (struct acis_udpsw) gives the core a
- * service socket and one socket per host port, and runs it in a loop, in
- * acis-switchd or in a thread of the job (the embedded switch). */
+ * and no sockets.  The *UDP switch* (struct acis_udpsw) gives the core one
+ * socket for the service address and every host port, and runs it in a
+ * loop, in acis-switchd or in a thread of the job (the embedded switch). */
 #ifndef ACIS_SWITCH_H
 #define ACIS_SWITCH_H
 
@@ -24,8 +24,9 @@ struct acis_sw_opts {
     uint32_t tables;         /* communicator table rows */
     uint32_t slots;          /* aggregation slots, shared out per row */
     uint32_t payload;        /* bytes of data per network packet */
-    uint32_t credits;        /* packets a host may have in flight (its
-                                port's receive buffer); 0: unlimited */
+    uint32_t credits;        /* packets a host may have in flight (what
+                                the switch's receive buffer holds; on UDP
+                                all hosts share it); 0: unlimited */
     uint32_t job_rows;       /* table rows one job may hold; 0: three
                                 quarters of tables, leaving at least one
                                 to other jobs when there are two or more */
