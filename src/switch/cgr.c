@@ -5,9 +5,14 @@
  * each member the part of the segment it asked for -- one multicast per
  * group of members that asked for the same bytes.
  *
- * Reductions whose result depends on order (floating point) and scans keep
- * each member's piece and fold them in rank order at completion, so the
- * result is bitwise the same on every rank and every run.
+ * Every reduction folds pieces as they arrive.  Where the result depends on
+ * the order (floating point) the fold is still in rank order, so the result
+ * is bitwise the same on every rank and every run: the contiguous prefix of
+ * members is folded as it arrives, a piece that comes before its turn is
+ * held (memory allocated then, freed as soon as the gap closes), so a slot
+ * holds only out-of-order pieces, not one per member.  Scans keep every
+ * member's piece and fold at completion: member r's answer is the prefix
+ * 0..r, and a repeat from r after the slot moved on needs it again.
  *
  * Loss: a slot keeps its previous, complete segment (the shadow copy), so
  * a member whose answer was lost repeats its packet and gets the answer
@@ -16,6 +21,8 @@
  * and can never leak into a later collective. */
 #include "config.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,20 +106,74 @@ static void use_reset(struct sw_use *u, uint32_t members)
     u->arrived = 0;
     u->placed = 0;
     u->have_first = 0;
+    u->next = 0;
     memset(u->bits, 0, (members + 63) / 64 * sizeof(uint64_t));
 }
 
-/* Ordered reductions and scans keep every member's piece. */
+/* Bytes of one member's piece in contrib or held: aligned for the kernels. */
+static size_t stride(const struct acis_sw *sw)
+{
+    return sw_round(sw->o.payload);
+}
+
+/* Scans keep every member's piece. */
 static uint8_t *contrib_of(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
                            uint32_t rank)
 {
     if (!u->contrib) {
-        u->contrib = malloc((size_t)ct->size * sw->o.payload);
+        u->contrib = sw_alloc((size_t)ct->size * stride(sw));
         if (!u->contrib)
             return NULL;
-        SWC(sw, buffer_bytes) += (uint64_t)ct->size * sw->o.payload;
+        SWC(sw, buffer_bytes) += (uint64_t)ct->size * stride(sw);
     }
-    return u->contrib + (size_t)rank * sw->o.payload;
+    return u->contrib + (size_t)rank * stride(sw);
+}
+
+/* The kernels read whole elements: hand them a piece at an address
+ * aligned for any type, copied to scratch if its packet buffer is not. */
+static const uint8_t *aligned_piece(struct acis_sw *sw, const uint8_t *p, size_t len)
+{
+    if ((uintptr_t)p % _Alignof(max_align_t) == 0)
+        return p;
+    memcpy(sw->scratch, p, len);
+    return sw->scratch;
+}
+
+/* Fold piece (member u->next's) into the prefix in buf. */
+static void fold_next(struct acis_sw *sw, struct sw_use *u, const uint8_t *piece)
+{
+    size_t ne = u->len / acis_wire_dt_size(u->dtype);
+    if (u->next++ == 0) {
+        memcpy(u->buf, piece, u->len);
+        return;
+    }
+    acis_reduce(u->op, u->dtype, u->buf, aligned_piece(sw, piece, u->len), ne);
+    SWC(sw, elements_reduced) += ne;
+}
+
+/* Ordered reductions: member rank's piece extends the prefix, with every
+ * held piece that then follows; or, before its turn, it is held. */
+static int fold_ordered(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t rank,
+                        const uint8_t *payload)
+{
+    if (rank != u->next) {
+        uint8_t *p = sw_alloc(stride(sw));
+        if (!p)
+            return -1;
+        memcpy(p, payload, u->len);
+        u->held[rank] = p;
+        SWC(sw, buffer_bytes) += stride(sw);
+        return 0;
+    }
+    fold_next(sw, u, payload);
+    while (u->next < ct->size && u->held[u->next]) {
+        uint8_t *p = u->held[u->next];
+        u->held[u->next] = NULL;
+        fold_next(sw, u, p);
+        free(p);
+        SWC(sw, buffer_bytes) -= stride(sw);
+    }
+    return 0;
 }
 
 static void result_header(const struct acis_sw *sw, const struct sw_ct *ct,
@@ -182,7 +243,7 @@ static void scan_prefix(const struct acis_sw *sw, const struct sw_use *u, int up
     size_t ne = u->len / acis_wire_dt_size(u->dtype);
     memcpy(out, u->contrib, u->len);
     for (int r = 1; r <= upto; r++)
-        acis_reduce(u->op, u->dtype, out, u->contrib + (size_t)r * sw->o.payload, ne);
+        acis_reduce(u->op, u->dtype, out, u->contrib + (size_t)r * stride(sw), ne);
 }
 
 /* Scans: member r gets the fold of members 0..r (SCAN) or 0..r-1 (EXSCAN;
@@ -194,13 +255,13 @@ static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, ui
     memcpy(u->buf, u->contrib, u->len);
     for (uint32_t r = 0; r < ct->size; r++) {
         if (r > 0 && !ex) {
-            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * sw->o.payload, ne);
+            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
             SWC(sw, elements_reduced) += ne;
         }
         uint32_t len = ex && r == 0 ? 0 : u->rx_len[r];
         emit_range(sw, ct, u, slot, &ct->rank_port[r], 1, u->buf, u->rx_off[r], len);
         if (r > 0 && ex) {
-            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * sw->o.payload, ne);
+            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
             SWC(sw, elements_reduced) += ne;
         }
     }
@@ -229,19 +290,10 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
 static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
     struct sw_use *u = &s->u[s->cur];
-    size_t es = acis_wire_dt_size(u->dtype);
-    if (is_scan(u->kind)) {
+    if (is_scan(u->kind))
         emit_scan(sw, ct, u, slot);
-    } else {
-        if (is_reduction(u->kind) && acis_wire_order_sensitive(u->op, u->dtype)) {
-            memcpy(u->buf, u->contrib, u->len);
-            for (uint32_t r = 1; r < ct->size; r++)
-                acis_reduce(u->op, u->dtype, u->buf,
-                            u->contrib + (size_t)r * sw->o.payload, u->len / es);
-            SWC(sw, elements_reduced) += (uint64_t)(ct->size - 1) * (u->len / es);
-        }
+    else
         emit_all(sw, ct, u, slot);
-    }
     SWC(sw, segments)++;
     sw->c[ACIS_SWC_seg_barrier + u->kind - ACIS_K_BARRIER]++;
     u->done = 1;                                   /* kept for repeats */
@@ -254,17 +306,19 @@ static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint3
                    const struct acis_hdr *h, const uint8_t *payload)
 {
     if (is_reduction(u->kind)) {
-        if (is_scan(u->kind) || acis_wire_order_sensitive(h->op, h->dtype)) {
+        if (is_scan(u->kind)) {
             uint8_t *c = contrib_of(sw, ct, u, rank);
             if (!c)
                 return -1;
             memcpy(c, payload, u->len);
+        } else if (acis_wire_order_sensitive(h->op, h->dtype)) {
+            return fold_ordered(sw, ct, u, rank, payload);
         } else if (!u->have_first) {
             memcpy(u->buf, payload, u->len);
             u->have_first = 1;
         } else {
             size_t ne = u->len / acis_wire_dt_size(h->dtype);
-            acis_reduce(h->op, h->dtype, u->buf, payload, ne);
+            acis_reduce(h->op, h->dtype, u->buf, aligned_piece(sw, payload, u->len), ne);
             SWC(sw, elements_reduced) += ne;
         }
     } else if (h->payload_len) {

@@ -47,7 +47,8 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
     sw->ports = calloc(o->ports, sizeof *sw->ports);
     sw->jobs = calloc(o->ports, sizeof *sw->jobs);
     sw->cts = calloc(o->tables, sizeof *sw->cts);
-    if (!sw->ports || !sw->jobs || !sw->cts)
+    sw->scratch = sw_alloc(o->payload);
+    if (!sw->ports || !sw->jobs || !sw->cts || !sw->scratch)
         goto nomem;
     SWC(sw, tables_capacity) = o->tables;
     SWC(sw, slots_capacity) = (uint64_t)sw->window * o->tables;
@@ -69,6 +70,7 @@ void acis_sw_destroy(struct acis_sw *sw)
     free(sw->ports);
     free(sw->jobs);
     free(sw->cts);
+    free(sw->scratch);
     free(sw);
 }
 

@@ -106,11 +106,20 @@ void acis_swemu_destroy(struct acis_swemu *e)
     free(e);
 }
 
+void acis_swemu_counters(const struct acis_swemu *e, uint64_t *out)
+{
+    acis_sw_counters(e->core, out);
+}
+
 int acis_swemu_input(struct acis_swemu *e, uint32_t member, uint32_t slot, int round,
                      const uint8_t *pkt, size_t len, acis_swemu_out out, void *arg)
 {
-    uint8_t copy[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
-    if (member >= e->members || slot >= e->slots || len < ACIS_HDR_LEN || len > sizeof copy)
+    /* The header ends on an SW_ALIGN boundary so the payload is aligned
+     * for the kernels. */
+    _Alignas(SW_ALIGN) uint8_t room[SW_ALIGN + ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
+    uint8_t *copy = room + (SW_ALIGN - ACIS_HDR_LEN % SW_ALIGN);
+    if (member >= e->members || slot >= e->slots || len < ACIS_HDR_LEN ||
+        len > ACIS_HDR_LEN + ACIS_MAX_PAYLOAD)
         return -1;
     memcpy(copy, pkt, len);
     /* This private core's row, slot and round; the rest as sent. */

@@ -4,87 +4,23 @@
  * Semantics follow MPICH's own kernels: integer SUM and PROD wrap (done in
  * unsigned arithmetic, so no undefined behaviour), MIN/MAX pick "in" when
  * it compares less/greater, logical ops yield 0 or 1, MINLOC/MAXLOC keep
- * the smaller index on ties, complex PROD uses the textbook formula. */
+ * the smaller index on ties, complex PROD uses the textbook formula.
+ *
+ * Dispatch: integer and floating kernels also exist built for AVX2 and
+ * AVX-512 (reduce_avx2.c, reduce_avx512.c, same loops from kern.h); the
+ * best set this CPU runs is chosen once, at first use. */
 #include "config.h"
 
-#include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 
-#include "sw.h"
+#include "kern.h"
 
-/* Integer types: every op but MINLOC/MAXLOC. UT is the unsigned twin. */
-#define INT_KERNEL(name, T, UT)                                              \
-    static void name(unsigned op, void *vio, const void *vin, size_t n)     \
-    {                                                                        \
-        T *restrict io = vio;                                                \
-        const T *restrict in = vin;                                          \
-        size_t i;                                                            \
-        switch (op) {                                                        \
-        case ACIS_OP_SUM:                                                    \
-            for (i = 0; i < n; i++) io[i] = (T)(UT)((UT)io[i] + (UT)in[i]);  \
-            break;                                                           \
-        case ACIS_OP_PROD:                                                   \
-            for (i = 0; i < n; i++)                                          \
-                io[i] = (T)(UT)((uint64_t)(UT)io[i] * (uint64_t)(UT)in[i]);  \
-            break;                                                           \
-        case ACIS_OP_MIN:                                                    \
-            for (i = 0; i < n; i++) io[i] = in[i] < io[i] ? in[i] : io[i];   \
-            break;                                                           \
-        case ACIS_OP_MAX:                                                    \
-            for (i = 0; i < n; i++) io[i] = in[i] > io[i] ? in[i] : io[i];   \
-            break;                                                           \
-        case ACIS_OP_LAND:                                                   \
-            for (i = 0; i < n; i++) io[i] = (T)(io[i] && in[i]);             \
-            break;                                                           \
-        case ACIS_OP_LOR:                                                    \
-            for (i = 0; i < n; i++) io[i] = (T)(io[i] || in[i]);             \
-            break;                                                           \
-        case ACIS_OP_LXOR:                                                   \
-            for (i = 0; i < n; i++) io[i] = (T)(!io[i] != !in[i]);           \
-            break;                                                           \
-        case ACIS_OP_BAND:                                                   \
-            for (i = 0; i < n; i++) io[i] = (T)(io[i] & in[i]);              \
-            break;                                                           \
-        case ACIS_OP_BOR:                                                    \
-            for (i = 0; i < n; i++) io[i] = (T)(io[i] | in[i]);              \
-            break;                                                           \
-        case ACIS_OP_BXOR:                                                   \
-            for (i = 0; i < n; i++) io[i] = (T)(io[i] ^ in[i]);              \
-            break;                                                           \
-        }                                                                    \
-    }
+/* Integer and floating types: the loops of kern.h, baseline build. */
+KERN_TABLE(sw_kernels_base)
 
-INT_KERNEL(red_i8, int8_t, uint8_t)
-INT_KERNEL(red_u8, uint8_t, uint8_t)
-INT_KERNEL(red_i16, int16_t, uint16_t)
-INT_KERNEL(red_u16, uint16_t, uint16_t)
-INT_KERNEL(red_i32, int32_t, uint32_t)
-INT_KERNEL(red_u32, uint32_t, uint32_t)
-INT_KERNEL(red_i64, int64_t, uint64_t)
-INT_KERNEL(red_u64, uint64_t, uint64_t)
-
-/* Floating types: SUM, PROD, MIN, MAX. */
-#define FLOAT_KERNEL(name, T)                                                \
-    static void name(unsigned op, void *vio, const void *vin, size_t n)     \
-    {                                                                        \
-        T *restrict io = vio;                                                \
-        const T *restrict in = vin;                                          \
-        size_t i;                                                            \
-        switch (op) {                                                        \
-        case ACIS_OP_SUM:  for (i = 0; i < n; i++) io[i] = io[i] + in[i]; break; \
-        case ACIS_OP_PROD: for (i = 0; i < n; i++) io[i] = io[i] * in[i]; break; \
-        case ACIS_OP_MIN:                                                    \
-            for (i = 0; i < n; i++) io[i] = in[i] < io[i] ? in[i] : io[i];   \
-            break;                                                           \
-        case ACIS_OP_MAX:                                                    \
-            for (i = 0; i < n; i++) io[i] = in[i] > io[i] ? in[i] : io[i];   \
-            break;                                                           \
-        }                                                                    \
-    }
-
-FLOAT_KERNEL(red_f32, float)
-FLOAT_KERNEL(red_f64, double)
-FLOAT_KERNEL(red_f80, long double)
+/* long double: the same loops, never vectorized (x87). */
+KERN_FLOAT(red_f80, long double)
 
 /* Complex types as (re, im) pairs: SUM, PROD. */
 #define COMPLEX_KERNEL(name, T)                                              \
@@ -109,24 +45,21 @@ COMPLEX_KERNEL(red_c32, float)
 COMPLEX_KERNEL(red_c64, double)
 COMPLEX_KERNEL(red_c80, long double)
 
+/* C _Bool travels as one byte, but any byte may arrive: read bytes (a
+ * C bool holding 2 would be undefined), nonzero is true, write 0 or 1. */
 static void red_bool(unsigned op, void *vio, const void *vin, size_t n)
 {
-    bool *io = vio;
-    const bool *in = vin;
+    uint8_t *io = vio;
+    const uint8_t *in = vin;
     for (size_t i = 0; i < n; i++) {
+        int a = io[i] != 0, b = in[i] != 0;
         if (op == ACIS_OP_LAND)
-            io[i] = io[i] && in[i];
+            io[i] = (uint8_t)(a & b);
         else if (op == ACIS_OP_LOR)
-            io[i] = io[i] || in[i];
+            io[i] = (uint8_t)(a | b);
         else
-            io[i] = io[i] != in[i];
+            io[i] = (uint8_t)(a ^ b);
     }
-}
-
-/* MPI_BYTE: the bitwise ops of uint8_t. */
-static void red_byte(unsigned op, void *io, const void *in, size_t n)
-{
-    red_u8(op, io, in, n);
 }
 
 /* Pair types: value, then int index, in the C struct layout. */
@@ -152,22 +85,79 @@ PAIR_KERNEL(red_2int, int)
 PAIR_KERNEL(red_short_int, short)
 PAIR_KERNEL(red_long_double_int, long double)
 
-typedef void (*kernel)(unsigned op, void *io, const void *in, size_t n);
-
-static const kernel kernels[ACIS_DT_COUNT] = {
-    [ACIS_DT_I8] = red_i8,   [ACIS_DT_U8] = red_u8,   [ACIS_DT_I16] = red_i16,
-    [ACIS_DT_U16] = red_u16, [ACIS_DT_I32] = red_i32, [ACIS_DT_U32] = red_u32,
-    [ACIS_DT_I64] = red_i64, [ACIS_DT_U64] = red_u64, [ACIS_DT_F32] = red_f32,
-    [ACIS_DT_F64] = red_f64, [ACIS_DT_F80] = red_f80, [ACIS_DT_C32] = red_c32,
-    [ACIS_DT_C64] = red_c64, [ACIS_DT_C80] = red_c80, [ACIS_DT_BOOL] = red_bool,
-    [ACIS_DT_BYTE] = red_byte,
+/* Types only the baseline has kernels for. */
+static const sw_kernel scalar_only[ACIS_DT_COUNT] = {
+    [ACIS_DT_F80] = red_f80,
+    [ACIS_DT_C32] = red_c32, [ACIS_DT_C64] = red_c64, [ACIS_DT_C80] = red_c80,
+    [ACIS_DT_BOOL] = red_bool,
     [ACIS_DT_FLOAT_INT] = red_float_int,   [ACIS_DT_DOUBLE_INT] = red_double_int,
     [ACIS_DT_LONG_INT] = red_long_int,     [ACIS_DT_2INT] = red_2int,
     [ACIS_DT_SHORT_INT] = red_short_int,   [ACIS_DT_LONG_DOUBLE_INT] = red_long_double_int,
 };
 
+/* The dispatch context of the kernels, filled once: per set, a kernel
+ * for every type (the set's own where it has one, else the baseline's),
+ * or no row at all if this CPU cannot run the set. */
+static struct {
+    pthread_once_t once;
+    int best;
+    int usable[ACIS_ISA_COUNT];
+    sw_kernel set[ACIS_ISA_COUNT][ACIS_DT_COUNT];
+} kd = { .once = PTHREAD_ONCE_INIT };
+
+static int cpu_has(int isa)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (isa == ACIS_ISA_AVX2)
+        return __builtin_cpu_supports("avx2");
+    if (isa == ACIS_ISA_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#endif
+    return isa == ACIS_ISA_BASE;
+}
+
+static void dispatch_init(void)
+{
+    const sw_kernel *own[ACIS_ISA_COUNT] = { sw_kernels_base, sw_kernels_avx2,
+                                             sw_kernels_avx512 };
+    for (int isa = 0; isa < ACIS_ISA_COUNT; isa++) {
+        int built = 0;
+        for (unsigned dt = 0; dt < ACIS_DT_COUNT; dt++)
+            built |= own[isa][dt] != NULL;
+        kd.usable[isa] = built && cpu_has(isa);
+        if (kd.usable[isa])
+            kd.best = isa;
+        for (unsigned dt = 0; dt < ACIS_DT_COUNT; dt++)
+            kd.set[isa][dt] = own[isa][dt] ? own[isa][dt]
+                              : sw_kernels_base[dt] ? sw_kernels_base[dt] : scalar_only[dt];
+    }
+}
+
+int acis_reduce_isa(void)
+{
+    pthread_once(&kd.once, dispatch_init);
+    return kd.best;
+}
+
+const char *acis_reduce_isa_name(int isa)
+{
+    static const char *const names[ACIS_ISA_COUNT] = { "base", "avx2", "avx512" };
+    return isa >= 0 && isa < ACIS_ISA_COUNT ? names[isa] : "?";
+}
+
+int acis_reduce_on(int isa, unsigned op, unsigned dt, void *inout, const void *in, size_t n)
+{
+    pthread_once(&kd.once, dispatch_init);
+    if (isa < 0 || isa >= ACIS_ISA_COUNT || !kd.usable[isa])
+        return -1;
+    if (dt < ACIS_DT_COUNT && kd.set[isa][dt] && acis_wire_op_valid(op, dt))
+        kd.set[isa][dt](op, inout, in, n);
+    return 0;
+}
+
 void acis_reduce(unsigned op, unsigned dt, void *inout, const void *in, size_t n)
 {
-    if (dt < ACIS_DT_COUNT && kernels[dt] && acis_wire_op_valid(op, dt))
-        kernels[dt](op, inout, in, n);
+    acis_reduce_on(acis_reduce_isa(), op, dt, inout, in, n);
 }

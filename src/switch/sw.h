@@ -4,9 +4,27 @@
 #ifndef ACIS_SW_H
 #define ACIS_SW_H
 
+#include <stdlib.h>
+#include <sys/socket.h>
+
 #include "switch.h"
 
 #define SW_NONE 0xffffffffu
+
+/* Buffers handed to the reduction kernels start at a multiple of this
+ * (a cache line; more than any element type needs). */
+#define SW_ALIGN 64
+
+static inline size_t sw_round(size_t n)
+{
+    return (n + SW_ALIGN - 1) / SW_ALIGN * SW_ALIGN;
+}
+
+/* Memory for kernel buffers: SW_ALIGN-aligned, n rounded up. */
+static inline void *sw_alloc(size_t n)
+{
+    return aligned_alloc(SW_ALIGN, sw_round(n ? n : 1));
+}
 
 /* A host port: one process of one job. */
 struct sw_port {
@@ -32,6 +50,8 @@ struct sw_use {
     uint8_t kind, alg, op, dtype, round;
     uint8_t have_first;      /* buf holds a contribution already */
     uint32_t placed;         /* VAR gathers: bytes placed so far */
+    uint32_t next;           /* ordered reductions: members 0..next-1 are
+                                folded into buf, in rank order */
     uint32_t seq, seg, root;
     uint64_t total;          /* result-space bytes of the collective */
     uint64_t base;           /* first byte of the segment */
@@ -40,7 +60,9 @@ struct sw_use {
     uint64_t *bits;          /* member bitmap */
     uint32_t *rx_off, *rx_len;   /* what each member asked back */
     uint8_t *buf;            /* the segment being built, or its result */
-    uint8_t *contrib;        /* per-member copies, for ordered reductions */
+    uint8_t **held;          /* ordered reductions: pieces that came before
+                                their turn (members entries, NULL: none) */
+    uint8_t *contrib;        /* scans: every member's piece */
 };
 
 /* An aggregation slot with a shadow copy (as in SwitchML): the current use
@@ -75,10 +97,39 @@ struct acis_sw {
     struct sw_ct *cts;       /* o.tables */
     uint32_t window;         /* slots per row: o.slots / o.tables */
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
+    uint8_t *scratch;        /* o.payload bytes, aligned: a piece whose
+                                packet buffer is not aligned goes here */
     uint64_t c[ACIS_SWC_COUNT];
 };
 
 #define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
+
+/* reduce.c, reduce_avx2.c, reduce_avx512.c: kernels, inout op= in for n
+ * elements.  The tables of the vector builds hold the types kern.h
+ * covers; the rest are NULL there. */
+typedef void (*sw_kernel)(unsigned op, void *inout, const void *in, size_t n);
+extern const sw_kernel sw_kernels_base[ACIS_DT_COUNT];
+extern const sw_kernel sw_kernels_avx2[ACIS_DT_COUNT];
+extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
+
+/* addrmap.c: source address -> host port, for the UDP switch's one
+ * socket.  addr[port] is where port's host is (len 0: no port). */
+struct sw_peer {
+    struct sockaddr_storage a;
+    socklen_t len;
+};
+
+struct sw_addrmap {
+    uint32_t ports, mask;
+    uint32_t *table;         /* mask + 1 entries: port + 1, 0 empty */
+    struct sw_peer *addr;    /* ports entries */
+};
+
+int sw_addrmap_init(struct sw_addrmap *m, uint32_t ports);
+void sw_addrmap_free(struct sw_addrmap *m);
+uint32_t sw_addrmap_find(const struct sw_addrmap *m, const struct sw_peer *p);
+int sw_addrmap_add(struct sw_addrmap *m, uint32_t port, const struct sw_peer *p);
+void sw_addrmap_del(struct sw_addrmap *m, uint32_t port);
 
 /* control.c: control plane (HELLO, CT_CREATE/FREE, STATS, BYE). */
 void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,

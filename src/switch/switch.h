@@ -4,9 +4,9 @@
  * Two levels.  The *core* (struct acis_sw) is a pure state machine: packets
  * go in with the port they arrived on, packets come out through the
  * callbacks of struct acis_sw_io.  Unit tests drive it with simulated hosts
- * and no sockets.  The *UDP switch* (struct acis_udpsw) gives the core a
- * service socket and one socket per host port, and runs it in a loop, in
- * acis-switchd or in a thread of the job (the embedded switch). */
+ * and no sockets.  The *UDP switch* (struct acis_udpsw) gives the core one
+ * socket for the service address and every host port, and runs it in a
+ * loop, in acis-switchd or in a thread of the job (the embedded switch). */
 #ifndef ACIS_SWITCH_H
 #define ACIS_SWITCH_H
 
@@ -24,8 +24,9 @@ struct acis_sw_opts {
     uint32_t tables;         /* communicator table rows */
     uint32_t slots;          /* aggregation slots, shared out per row */
     uint32_t payload;        /* bytes of data per network packet */
-    uint32_t credits;        /* packets a host may have in flight (its
-                                port's receive buffer); 0: unlimited */
+    uint32_t credits;        /* packets a host may have in flight (what
+                                the switch's receive buffer holds; on UDP
+                                all hosts share it); 0: unlimited */
     uint32_t job_rows;       /* table rows one job may hold; 0: three
                                 quarters of tables, leaving at least one
                                 to other jobs when there are two or more */
@@ -74,8 +75,20 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);
 
 /* The aggregation logic: inout[i] = inout[i] op in[i] for n elements of
- * wire type dt (a no-op if op is not defined for dt). */
+ * wire type dt (a no-op if op is not defined for dt).  Buffers must be
+ * aligned for the element type.  The kernels come in sets by instruction
+ * set, chosen once for this CPU; every set gives bitwise the same result. */
 void acis_reduce(unsigned op, unsigned dt, void *inout, const void *in, size_t n);
+
+enum acis_isa { ACIS_ISA_BASE, ACIS_ISA_AVX2, ACIS_ISA_AVX512, ACIS_ISA_COUNT };
+
+/* The set acis_reduce uses (the best this CPU runs), and a set's name. */
+int acis_reduce_isa(void);
+const char *acis_reduce_isa_name(int isa);
+
+/* acis_reduce through the given set: 0, or -1 if this CPU cannot run it
+ * (tests and bench/kernels compare the sets). */
+int acis_reduce_on(int isa, unsigned op, unsigned dt, void *inout, const void *in, size_t n);
 
 /* Parse one "--name value" switch option into o; shared by acis-switchd
  * and the embedded switch.  Returns 0, or -1 with err filled. */
@@ -98,6 +111,8 @@ struct acis_swemu *acis_swemu_create(uint64_t key, const uint32_t *granks, uint3
 int acis_swemu_input(struct acis_swemu *e, uint32_t member, uint32_t slot, int round,
                      const uint8_t *pkt, size_t len, acis_swemu_out out, void *arg);
 void acis_swemu_destroy(struct acis_swemu *e);
+/* The private core's counters (ACIS_SWC_COUNT values). */
+void acis_swemu_counters(const struct acis_swemu *e, uint64_t *out);
 
 /* --------------------------------------------------------- UDP switch */
 

@@ -27,10 +27,13 @@ struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx)
     return ct;
 }
 
-static void slot_free_mem(struct sw_slot *s)
+static void slot_free_mem(struct sw_slot *s, uint32_t members)
 {
     for (int k = 0; k < 2; k++) {
         struct sw_use *u = &s->u[k];
+        for (uint32_t r = 0; u->held && r < members; r++)
+            free(u->held[r]);
+        free(u->held);
         free(u->bits);
         free(u->rx_off);
         free(u->rx_len);
@@ -44,10 +47,15 @@ static void slot_free_mem(struct sw_slot *s)
 static uint64_t row_bytes(const struct acis_sw *sw, const struct sw_ct *ct)
 {
     uint64_t b = 2 * (uint64_t)ct->window * sw->o.payload;
-    for (uint32_t i = 0; i < ct->window; i++)
-        for (int k = 0; k < 2; k++)
-            if (ct->slots[i].u[k].contrib)
-                b += (uint64_t)ct->size * sw->o.payload;
+    for (uint32_t i = 0; i < ct->window; i++) {
+        for (int k = 0; k < 2; k++) {
+            const struct sw_use *u = &ct->slots[i].u[k];
+            if (u->contrib)
+                b += (uint64_t)ct->size * sw_round(sw->o.payload);
+            for (uint32_t r = 0; u->held && r < ct->size; r++)
+                b += u->held[r] ? sw_round(sw->o.payload) : 0;
+        }
+    }
     return b;
 }
 
@@ -55,7 +63,7 @@ static void row_clear(struct sw_ct *ct)
 {
     if (ct->slots)
         for (uint32_t i = 0; i < ct->window; i++)
-            slot_free_mem(&ct->slots[i]);
+            slot_free_mem(&ct->slots[i], ct->size);
     free(ct->slots);
     free(ct->port_rank);
     free(ct->rank_port);
@@ -110,8 +118,9 @@ int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
             u->bits = calloc(words, sizeof(uint64_t));
             u->rx_off = malloc(sizeof(uint32_t) * n);
             u->rx_len = malloc(sizeof(uint32_t) * n);
-            u->buf = malloc(sw->o.payload);
-            if (!u->bits || !u->rx_off || !u->rx_len || !u->buf)
+            u->buf = sw_alloc(sw->o.payload);
+            u->held = calloc(n, sizeof *u->held);
+            if (!u->bits || !u->rx_off || !u->rx_len || !u->buf || !u->held)
                 goto nomem;
         }
     }

@@ -1,9 +1,12 @@
-/* udp.c -- the switch core on UDP sockets: a service socket at the
- * advertised address (HELLO, STATS) and one connected socket per host port,
- * all in one epoll set.  Each ready socket is drained with recvmmsg.  The
- * loop spins while traffic flows if asked to, else sleeps in epoll_wait;
- * an eventfd wakes it to stop.  Runs in acis-switchd or in a thread of an
- * MPI job (the embedded switch). */
+/* udp.c -- the switch core on one UDP socket: the service socket at the
+ * advertised address serves HELLO, STATS and every host port.  A port is
+ * the address its host said HELLO from (addrmap.c); a datagram from an
+ * unknown address goes to the core as a service packet (data from there is
+ * foreign).  The socket is drained with recvmmsg, a few batches per round;
+ * a multicast is one sendmmsg, a message per member sharing one iovec.
+ * The loop spins while traffic flows if asked to, else sleeps in
+ * epoll_wait; an eventfd wakes it to stop.  Runs in acis-switchd or in a
+ * thread of an MPI job (the embedded switch). */
 #include "config.h"
 
 #include <errno.h>
@@ -19,21 +22,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "switch.h"
+#include "sw.h"
 #include "util/util.h"
 
-#define BATCH 32
-#define FAIR_BATCHES 4           /* batches per ready socket per round */
+#define BATCH 32                 /* datagrams per recvmmsg, messages per sendmmsg */
+#define FAIR_BATCHES 4           /* batches per round */
 #define SOCKBUF (4 << 20)
 #define SPIN_NS 200000           /* keep spinning this long after traffic */
 #define HANDOFF_NS 2000000ull    /* serve again when nobody drove for this long */
 #define TAG_SERVICE 0xfffffffeu
 #define TAG_STOP 0xfffffffdu
-
-struct peer {
-    struct sockaddr_storage a;
-    socklen_t len;
-};
 
 struct acis_udpsw {
     struct acis_sw *core;
@@ -42,12 +40,13 @@ struct acis_udpsw {
     struct sockaddr_storage svc_addr;
     socklen_t svc_len;
     char address[80];
-    int *port_fd;                 /* o.ports */
+    struct sw_addrmap map;        /* host ports by address */
     /* receive batch */
     uint8_t *bufs;
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
-    struct peer peers[BATCH];
+    struct sw_peer peers[BATCH];
+    struct mmsghdr out[BATCH];    /* send batch */
     /* embedded mode */
     pthread_t thread;
     int running, spin;
@@ -62,6 +61,18 @@ static size_t pkt_max(const struct acis_udpsw *u)
     return ACIS_HDR_LEN + (u->o.payload > ACIS_MAX_PAYLOAD ? u->o.payload : ACIS_MAX_PAYLOAD);
 }
 
+/* Receive buffers: one per batch entry, each placed so the packet's
+ * payload (after the header) starts on an SW_ALIGN boundary. */
+static size_t rx_stride(const struct acis_udpsw *u)
+{
+    return sw_round(SW_ALIGN + pkt_max(u));
+}
+
+static uint8_t *rx_buf(const struct acis_udpsw *u, int i)
+{
+    return u->bufs + (size_t)i * rx_stride(u) + (SW_ALIGN - ACIS_HDR_LEN % SW_ALIGN);
+}
+
 static int epoll_add(int epfd, int fd, uint32_t tag)
 {
     struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
@@ -73,49 +84,51 @@ static int epoll_add(int epfd, int fd, uint32_t tag)
 static int port_open(void *ctx, uint32_t port, const void *vpeer)
 {
     struct acis_udpsw *u = ctx;
-    const struct peer *p = vpeer;
-    struct sockaddr_storage a = u->svc_addr;
-    if (a.ss_family == AF_INET)
-        ((struct sockaddr_in *)&a)->sin_port = 0;
-    else
-        ((struct sockaddr_in6 *)&a)->sin6_port = 0;
-    int fd = socket(a.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    acis_sock_buffers(fd, SOCKBUF);
-    if (bind(fd, (struct sockaddr *)&a, u->svc_len) != 0 ||
-        connect(fd, (const struct sockaddr *)&p->a, p->len) != 0 ||
-        epoll_add(u->epfd, fd, port) != 0) {
-        close(fd);
-        return -1;
-    }
-    u->port_fd[port] = fd;
-    return 0;
+    return sw_addrmap_add(&u->map, port, vpeer);
 }
 
 static void port_close(void *ctx, uint32_t port)
 {
     struct acis_udpsw *u = ctx;
-    if (u->port_fd[port] >= 0) {
-        epoll_ctl(u->epfd, EPOLL_CTL_DEL, u->port_fd[port], NULL);
-        close(u->port_fd[port]);
-        u->port_fd[port] = -1;
-    }
+    sw_addrmap_del(&u->map, port);
 }
 
-static void send_one(struct acis_udpsw *u, uint32_t port, const struct iovec *iov, int iovcnt)
+/* One datagram (iov) to each of ports[0..n), in sendmmsg batches.  A
+ * message the kernel refuses (buffer full) is dropped, as UDP would. */
+static void send_batch(struct acis_udpsw *u, const uint32_t *ports, uint32_t n,
+                       const struct iovec *iov, int iovcnt)
 {
-    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
-    int fd = port < u->o.ports ? u->port_fd[port] : -1;
-    while (fd >= 0 && sendmsg(fd, &m, 0) < 0 && errno == EINTR)
-        ;
+    uint32_t done = 0;
+    while (done < n) {
+        unsigned k = 0;
+        for (; k < BATCH && done + k < n; k++) {
+            uint32_t port = ports[done + k];
+            const struct sw_peer *p = port < u->o.ports ? &u->map.addr[port] : NULL;
+            struct msghdr *m = &u->out[k].msg_hdr;
+            memset(m, 0, sizeof *m);
+            if (!p || !p->len)
+                break;
+            m->msg_name = (void *)&p->a;
+            m->msg_namelen = p->len;
+            m->msg_iov = (struct iovec *)iov;
+            m->msg_iovlen = (size_t)iovcnt;
+        }
+        if (k == 0) {
+            done++;                                /* no such port */
+            continue;
+        }
+        int r = sendmmsg(u->svc, u->out, k, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        done += r > 0 ? (uint32_t)r : 1;           /* skip the one refused */
+    }
 }
 
 /* The fault injector's way out. */
 static void fault_sink(void *ctx, uint32_t port, const void *buf, size_t len)
 {
     struct iovec iov = { (void *)buf, len };
-    send_one(ctx, port, &iov, 1);
+    send_batch(ctx, &port, 1, &iov, 1);
 }
 
 /* Multicast on UDP: the same datagram once per member port. */
@@ -124,8 +137,7 @@ static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
 {
     struct acis_udpsw *u = ctx;
     if (!u->fault.active) {
-        for (uint32_t i = 0; i < n; i++)
-            send_one(u, ports[i], iov, iovcnt);
+        send_batch(u, ports, n, iov, iovcnt);
         return;
     }
     uint8_t flat[ACIS_FAULT_MAX_PACKET];
@@ -149,7 +161,7 @@ static void tick(struct acis_udpsw *u)
 static void reply(void *ctx, const void *vpeer, const struct iovec *iov, int iovcnt)
 {
     struct acis_udpsw *u = ctx;
-    const struct peer *p = vpeer;
+    const struct sw_peer *p = vpeer;
     struct msghdr m = { .msg_name = (void *)&p->a, .msg_namelen = p->len,
                         .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
     sendmsg(u->svc, &m, 0);
@@ -167,13 +179,11 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     u->svc = u->epfd = u->stopfd = u->wakefd = -1;
     pthread_mutex_init(&u->core_lock, NULL);
     acis_fault_init(&u->fault, &o->faults, o->fault_seed);
-    u->port_fd = malloc(sizeof(int) * o->ports);
-    u->bufs = malloc(BATCH * pkt_max(u));
-    if (!u->port_fd || !u->bufs) {
+    u->bufs = sw_alloc(BATCH * rx_stride(u));
+    if (!u->bufs || sw_addrmap_init(&u->map, o->ports) != 0) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    memset(u->port_fd, 0xff, sizeof(int) * o->ports);
     if (acis_addr_parse(listen, &u->svc_addr, &u->svc_len, err, errlen) != 0)
         goto fail;
     u->svc = socket(u->svc_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -194,14 +204,14 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
         goto fail;
     }
     struct acis_sw_opts co = *o;
-    if (co.credits == 0)        /* a port socket gets the buffer the service got */
+    if (co.credits == 0)        /* what the shared socket's buffer holds */
         co.credits = ACIS_BUF_PACKETS(rcv, o->payload);
     struct acis_sw_io io = { u, port_open, port_close, send_ports, reply };
     u->core = acis_sw_create(&co, &io, err, errlen);
     if (!u->core)
         goto fail;
     for (int i = 0; i < BATCH; i++) {
-        u->iov[i].iov_base = u->bufs + (size_t)i * pkt_max(u);
+        u->iov[i].iov_base = rx_buf(u, i);
         u->iov[i].iov_len = pkt_max(u);
     }
     return u;
@@ -215,11 +225,7 @@ void acis_udpsw_destroy(struct acis_udpsw *u)
     if (!u)
         return;
     acis_udpsw_stop(u);
-    acis_sw_destroy(u->core);           /* closes no sockets; we do */
-    if (u->port_fd)
-        for (uint32_t p = 0; p < u->o.ports; p++)
-            if (u->port_fd[p] >= 0)
-                close(u->port_fd[p]);
+    acis_sw_destroy(u->core);
     if (u->svc >= 0)
         close(u->svc);
     if (u->epfd >= 0)
@@ -228,7 +234,7 @@ void acis_udpsw_destroy(struct acis_udpsw *u)
         close(u->stopfd);
     if (u->wakefd >= 0)
         close(u->wakefd);
-    free(u->port_fd);
+    sw_addrmap_free(&u->map);
     free(u->bufs);
     acis_fault_free(&u->fault);
     pthread_mutex_destroy(&u->core_lock);
@@ -245,47 +251,53 @@ const char *acis_udpsw_address(const struct acis_udpsw *u)
     return u->address;
 }
 
-/* Read up to FAIR_BATCHES batches from one socket; returns datagrams
- * handled.  Sockets are level-triggered, so what is left is read in the
- * next round, after every other ready port had its turn: one job (or a
- * flood at the service address) cannot starve another. */
-static int drain(struct acis_udpsw *u, int fd, uint32_t port)
+/* Is this datagram a HELLO?  A HELLO is a service packet even from an
+ * address that has a port (a host repeating it, its WELCOME lost). */
+static int is_hello(const uint8_t *pkt, size_t len)
+{
+    return len >= ACIS_HDR_LEN && ACIS_OPC_KIND(pkt[5]) == ACIS_K_HELLO;
+}
+
+/* Read up to FAIR_BATCHES batches; returns datagrams handled.  The socket
+ * is level-triggered, so what is left is read in the next round, after
+ * the loop's housekeeping: the kernel queues datagrams in arrival order,
+ * so no host's packets wait behind more than a few batches of another's. */
+static int drain(struct acis_udpsw *u)
 {
     int total = 0, n, rounds = 0;
     do {
         for (int i = 0; i < BATCH; i++) {
-            memset(&u->msgs[i].msg_hdr, 0, sizeof u->msgs[i].msg_hdr);
-            u->msgs[i].msg_hdr.msg_iov = &u->iov[i];
-            u->msgs[i].msg_hdr.msg_iovlen = 1;
-            if (port == ACIS_PORT_SERVICE) {
-                u->msgs[i].msg_hdr.msg_name = &u->peers[i].a;
-                u->msgs[i].msg_hdr.msg_namelen = sizeof u->peers[i].a;
-            }
+            struct msghdr *m = &u->msgs[i].msg_hdr;
+            memset(m, 0, sizeof *m);
+            m->msg_iov = &u->iov[i];
+            m->msg_iovlen = 1;
+            m->msg_name = &u->peers[i].a;
+            m->msg_namelen = sizeof u->peers[i].a;
         }
-        n = recvmmsg(fd, u->msgs, BATCH, MSG_DONTWAIT, NULL);
+        n = recvmmsg(u->svc, u->msgs, BATCH, MSG_DONTWAIT, NULL);
         for (int i = 0; i < n; i++) {
+            const uint8_t *pkt = u->iov[i].iov_base;
+            size_t len = u->msgs[i].msg_len;
             u->peers[i].len = u->msgs[i].msg_hdr.msg_namelen;
             if (u->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
                 continue;                 /* larger than any valid packet */
-            acis_sw_input(u->core, port, &u->peers[i], u->iov[i].iov_base, u->msgs[i].msg_len);
+            uint32_t port = sw_addrmap_find(&u->map, &u->peers[i]);
+            if (port == SW_NONE || is_hello(pkt, len))
+                port = ACIS_PORT_SERVICE;
+            acis_sw_input(u->core, port, &u->peers[i], pkt, len);
         }
         total += n > 0 ? n : 0;
     } while (n == BATCH && ++rounds < FAIR_BATCHES);
     return total;
 }
 
-/* Handle the ready sockets of n epoll events; returns datagrams handled. */
+/* Handle n epoll events; returns datagrams handled. */
 static int serve(struct acis_udpsw *u, const struct epoll_event *ev, int n)
 {
     int got = 0;
-    for (int i = 0; i < n; i++) {
-        uint32_t tag = ev[i].data.u32;
-        if (tag == TAG_STOP)
-            continue;
-        int fd = tag == TAG_SERVICE ? u->svc : (tag < u->o.ports ? u->port_fd[tag] : -1);
-        if (fd >= 0)
-            got += drain(u, fd, tag == TAG_SERVICE ? ACIS_PORT_SERVICE : tag);
-    }
+    for (int i = 0; i < n; i++)
+        if (ev[i].data.u32 == TAG_SERVICE)
+            got += drain(u);
     return got;
 }
 
