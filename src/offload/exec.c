@@ -18,6 +18,14 @@ void acis_run_init(void)
 {
     for (int i = 0; i < ACIS_COLL_COUNT; i++)
         acis_fb.implemented[i] = (uint8_t)acis_has_plan((acis_coll_t)i);
+    /* Nonblocking gatherv and scatterv would start their main collective
+     * after the size exchange, whenever each member next enters acis: a
+     * member blocked in MPICH meanwhile (a blocking call, or another
+     * rank's wait) never starts it, and the members would number later
+     * collectives differently.  They run in MPICH -- on every member alike,
+     * so the decision is agreed. */
+    acis_fb.implemented[ACIS_COLL_IGATHERV] = 0;
+    acis_fb.implemented[ACIS_COLL_ISCATTERV] = 0;
 }
 
 static void fatal(const struct acis_exec *x, const char *what)
@@ -58,7 +66,7 @@ static int start_main(struct acis_exec *x)
         return ACIS_OP_SOFTWARE;
     if (acis_plan(&x->c, x->blocks, p) != 0)
         fatal(x, "internal error: selected for offload without a plan");
-    if (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, x->c.comm) != 0)
+    if (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0)
         return -1;
     if (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0)
         return -1;
@@ -113,7 +121,7 @@ int acis_exec_step(struct acis_exec *x)
         return rc;
     }
     if (x->phase == ACIS_PHASE_MAIN) {
-        if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, x->c.comm) != 0)
+        if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, MPI_COMM_WORLD) != 0)
             fatal(x, "cannot unpack the result");
         acis_exec_drop(x);
         x->phase = ACIS_PHASE_DONE;
@@ -149,6 +157,7 @@ int acis_exec_run(struct acis_exec *x)
 
 int acis_offload_run(struct acis_call *c)
 {
+    acis_comm_reap(0);                      /* rows of communicators freed since */
     if (acis_coll_form(c->coll) == ACIS_FORM_NONBLOCKING)
         return acis_nb_start(c);
     struct acis_exec x = { .c = *c };

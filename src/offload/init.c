@@ -114,6 +114,8 @@ ACIS_API int MPI_Finalize(void)
             PMPI_Barrier(MPI_COMM_WORLD);   /* every rank has every answer it needs */
         acis_comm_release(MPI_COMM_WORLD);
         acis_comm_release(MPI_COMM_SELF);
+        acis_comm_reap(1);                  /* rows of freed communicators, while the
+                                               device is up */
         if (acis_fb.device_ok)
             acis_disconnect();
         acis_fb.device_ok = 0;

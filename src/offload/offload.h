@@ -199,6 +199,8 @@ struct acis_exec {
     atomic_int redo;          /* nonblocking, after a switch failure: 1 to be
                                  redone in MPICH, 2 redone (inner is
                                  MPICH's request) */
+    MPI_Datatype held[2];     /* nonblocking: dups of the caller's derived
+                                 stype, rtype (MPI_DATATYPE_NULL if none) */
     MPI_Request req;          /* nonblocking: its generalized request */
     MPI_Request inner;
     struct acis_exec *next_exec; /* acis_coff.execs */
@@ -224,6 +226,7 @@ int acis_exec_run(struct acis_exec *x);
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
 int acis_nb_start(const struct acis_call *c);
+
 
 /* Run a call that acis_select() chose to offload.  Returns an MPI error
  * code. */
