@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpid/device.h"
 #include "offload/offload.h"
 #include "util/util.h"
 
@@ -28,10 +29,15 @@ void acis_run_init(void)
     acis_fb.implemented[ACIS_COLL_ISCATTERV] = 0;
 }
 
-static void fatal(const struct acis_exec *x, const char *what)
+/* This rank cannot go on with x (no memory, or an unpack MPICH refused):
+ * never abort; the caller gets err, what is held is freed, -1. */
+static int failed(struct acis_exec *x, int err, const char *what)
 {
-    acis_log(0, "%s: %s; aborting the job", acis_coll_name(x->c.coll), what);
-    PMPI_Abort(MPI_COMM_WORLD, 1);
+    acis_log(0, "%s: %s; the call returns an error", acis_coll_name(x->c.coll), what);
+    acis_exec_drop(x);
+    x->err = err;
+    x->phase = ACIS_PHASE_DONE;
+    return -1;
 }
 
 /* The exchange: an allgather of every rank's 8-byte block size. */
@@ -65,7 +71,7 @@ static int start_main(struct acis_exec *x)
     if (x->c.cs->state != ACIS_CT_READY)
         return ACIS_OP_SOFTWARE;
     if (acis_plan(&x->c, x->blocks, p) != 0)
-        fatal(x, "internal error: selected for offload without a plan");
+        return failed(x, MPI_ERR_INTERN, "selected for offload without a plan");
     if (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0)
         return -1;
     if (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0)
@@ -102,11 +108,12 @@ int acis_exec_start(struct acis_exec *x)
     x->blocks = NULL;
     memset(&x->src, 0, sizeof x->src);
     memset(&x->dst, 0, sizeof x->dst);
+    x->err = MPI_SUCCESS;
     int rc = acis_plan_needs_sizes(&x->c, &x->mine) ? start_sizes(x) : start_main(x);
     if (rc == ACIS_OP_SOFTWARE)
         acis_exec_drop(x);
-    else if (rc != 0)
-        fatal(x, "out of memory starting the collective");
+    else if (rc != 0 && x->phase != ACIS_PHASE_DONE)
+        return failed(x, MPI_ERR_NO_MEM, "out of memory starting the collective");
     return rc;
 }
 
@@ -116,13 +123,15 @@ int acis_exec_step(struct acis_exec *x)
         int rc = start_main(x);
         if (rc == ACIS_OP_SOFTWARE)
             acis_exec_drop(x);
-        else if (rc != 0)
-            fatal(x, "out of memory starting the collective");
+        else if (rc != 0 && x->phase != ACIS_PHASE_DONE)
+            return failed(x, MPI_ERR_NO_MEM, "out of memory starting the collective");
         return rc;
     }
     if (x->phase == ACIS_PHASE_MAIN) {
-        if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, MPI_COMM_WORLD) != 0)
-            fatal(x, "cannot unpack the result");
+        if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, MPI_COMM_WORLD) != 0) {
+            failed(x, MPI_ERR_NO_MEM, "cannot unpack the result");
+            return 1;                   /* the others have theirs: only this rank fails */
+        }
         acis_exec_drop(x);
         x->phase = ACIS_PHASE_DONE;
     }
@@ -146,8 +155,8 @@ int acis_exec_run(struct acis_exec *x)
             rc = acis_exec_step(x);
         }
     }
-    if (rc == 1)
-        return MPI_SUCCESS;
+    if (rc == 1 || rc == -1)
+        return x->err;
     /* The communicator went to MPICH: earlier nonblocking calls first. */
     if (x->phase)
         ACIS_COUNT(redone, 1);
@@ -161,5 +170,10 @@ int acis_offload_run(struct acis_call *c)
     if (acis_coll_form(c->coll) == ACIS_FORM_NONBLOCKING)
         return acis_nb_start(c);
     struct acis_exec x = { .c = *c };
-    return acis_exec_run(&x);
+    int rc = acis_exec_run(&x);
+    if (acis_oc.embedded)
+        acis_dev_release();   /* back to the application: the switch thread serves
+                                 communicators without this rank at once, not
+                                 after its 3 ms hand-off */
+    return rc;
 }

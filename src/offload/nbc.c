@@ -18,12 +18,12 @@
 
 static int query_fn(void *state, MPI_Status *status)
 {
-    (void)state;
+    const struct acis_exec *x = state;
     PMPI_Status_set_elements(status, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
+    return x->err;
 }
 
 static int free_fn(void *state)
@@ -198,8 +198,8 @@ int acis_nb_start(const struct acis_call *c)
 {
     struct acis_exec *x = calloc(1, sizeof *x);
     if (!x) {
-        acis_log(0, "%s: out of memory; aborting the job", acis_coll_name(c->coll));
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        acis_log(0, "%s: out of memory; the call returns an error", acis_coll_name(c->coll));
+        return MPI_ERR_NO_MEM;
     }
     x->c = *c;
     int rc = acis_exec_link(x);
@@ -209,8 +209,11 @@ int acis_nb_start(const struct acis_call *c)
         return acis_call_pmpi(c);
     }
     if (PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
-        acis_log(0, "%s: cannot allocate a request; aborting the job", acis_coll_name(c->coll));
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        acis_log(0, "%s: cannot allocate a request; the call returns an error",
+                 acis_coll_name(c->coll));
+        acis_exec_unlink(x);
+        free(x);
+        return MPI_ERR_NO_MEM;
     }
     x->req = *c->req;
     acis_comm_hold(c->cs);
@@ -218,7 +221,7 @@ int acis_nb_start(const struct acis_call *c)
     rc = acis_exec_start(x);
     if (rc == 0)
         acis_engine_progress();              /* the first window goes out now */
-    else if (!atomic_load(&x->redo)) {       /* marked when the members agreed */
+    else if (rc != -1 && !atomic_load(&x->redo)) {       /* marked when the members agreed */
         atomic_store(&x->redo, 1);
         atomic_fetch_add(&acis_oc.redo_pending, 1);
     }
