@@ -1,24 +1,108 @@
 /* comm.c -- per-communicator state (struct acis_comm) cached with an MPI
- * attribute: created at first use, freed by the attribute's delete
- * callback when the communicator is freed (MPI_COMM_WORLD's at
- * MPI_Finalize), which also gives its switch row back. */
+ * attribute: created at first use, reference counted so that nonblocking
+ * calls still in flight when the user frees the communicator keep it.
+ * When the attribute is deleted (MPI_Comm_free; MPI_COMM_WORLD's at
+ * MPI_Finalize) a communicator without a switch row is freed at once; one
+ * with a row waits on acis_ct.closing until no call uses it and every
+ * member has said so (an MPICH Ibarrier on its private dup), then rank 0
+ * gives the row back: a member still repeating a lost packet finds it. */
 #include "config.h"
 
 #include <stdlib.h>
 
 #include "commtable.h"
 
-struct acis_commtable_ctx acis_ct = { .keyval = MPI_KEYVAL_INVALID };
+struct acis_commtable_ctx acis_ct = { .keyval = MPI_KEYVAL_INVALID,
+                                      .closing_lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+static void destroy(struct acis_comm *cs)
 {
-    struct acis_comm *cs = val;
     acis_ct_release_row(cs);
     if (cs->off && acis_ct.off_free)
         acis_ct.off_free(cs->off);
+    if (cs->shadow != MPI_COMM_NULL)
+        PMPI_Comm_free(&cs->shadow);
     free(cs->granks);
     free(cs);
+}
+
+void acis_comm_hold(struct acis_comm *cs)
+{
+    atomic_fetch_add(&cs->refs, 1);
+}
+
+void acis_comm_drop(struct acis_comm *cs)
+{
+    atomic_fetch_sub(&cs->refs, 1);     /* acis_comm_reap frees it */
+}
+
+MPI_Comm acis_comm_handle(const struct acis_comm *cs)
+{
+    return cs->comm != MPI_COMM_NULL ? cs->comm : cs->shadow;
+}
+
+static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    struct acis_comm *cs = val;
+    if (cs->shadow == MPI_COMM_NULL && atomic_load(&cs->refs) <= 1) {
+        destroy(cs);                    /* no row, no call in flight */
+        return MPI_SUCCESS;
+    }
+    cs->comm = MPI_COMM_NULL;
+    atomic_fetch_sub(&cs->refs, 1);     /* the attribute's */
+    cs->fin = MPI_REQUEST_NULL;
+    pthread_mutex_lock(&acis_ct.closing_lock);
+    cs->closing = 1;
+    cs->next_closing = acis_ct.closing;
+    acis_ct.closing = cs;
+    pthread_mutex_unlock(&acis_ct.closing_lock);
     return MPI_SUCCESS;
+}
+
+/* Start the Ibarrier of a communicator no call uses any more; 1 when it is
+ * done (wait: wait for it). */
+static int closed(struct acis_comm *cs, int wait)
+{
+    if (atomic_load(&cs->refs) > 0)
+        return 0;
+    if (cs->shadow == MPI_COMM_NULL)
+        return 1;
+    if (cs->fin == MPI_REQUEST_NULL && cs->closing == 1) {
+        PMPI_Ibarrier(cs->shadow, &cs->fin);
+        cs->closing = 2;
+    }
+    if (!wait)
+        return 0;
+    PMPI_Wait(&cs->fin, MPI_STATUS_IGNORE);
+    return 1;
+}
+
+void acis_comm_reap(int wait)
+{
+    if (!acis_ct.closing)
+        return;
+    pthread_mutex_lock(&acis_ct.closing_lock);
+    for (struct acis_comm *cs = acis_ct.closing; cs; cs = cs->next_closing)
+        closed(cs, 0);                  /* every Ibarrier started before any wait */
+    for (struct acis_comm **pp = &acis_ct.closing; *pp;) {
+        struct acis_comm *cs = *pp;
+        int done = closed(cs, wait);
+        if (!done && cs->closing == 2) {
+            int flag = 0;
+            PMPI_Test(&cs->fin, &flag, MPI_STATUS_IGNORE);
+            done = flag;
+        }
+        if (done) {
+            *pp = cs->next_closing;
+            destroy(cs);
+        } else {
+            pp = &cs->next_closing;
+        }
+    }
+    pthread_mutex_unlock(&acis_ct.closing_lock);
 }
 
 int acis_commtable_init(uint32_t rows)
@@ -65,6 +149,9 @@ struct acis_comm *acis_comm_get(MPI_Comm comm)
     if (!cs)
         return NULL;
     cs->comm = comm;
+    cs->shadow = MPI_COMM_NULL;
+    cs->fin = MPI_REQUEST_NULL;
+    atomic_init(&cs->refs, 1);
     PMPI_Comm_test_inter(comm, &cs->inter);
     PMPI_Comm_rank(comm, &cs->rank);
     PMPI_Comm_size(comm, &cs->size);

@@ -8,6 +8,7 @@
 #define ACIS_COMMTABLE_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -41,6 +42,16 @@ struct acis_comm {
     uint32_t *granks;                     /* members' global ranks */
     void *off;                            /* src/offload's state, freed by
                                              acis_ct.off_free */
+    /* lifetime: the communicator's attribute holds one reference, each
+       nonblocking call in flight one more (acis_comm_hold).  An offloaded
+       communicator keeps a private dup (shadow) so that, after the user
+       frees it, the members can agree that all of them are done with the
+       row (an MPICH Ibarrier on the shadow) before rank 0 gives it back. */
+    atomic_int refs;
+    MPI_Comm shadow;                      /* MPI_COMM_NULL if none */
+    MPI_Request fin;                      /* that Ibarrier, once started */
+    int closing;                          /* on acis_ct.closing */
+    struct acis_comm *next_closing;
 };
 
 /* The state of comm, created on first use (not collective).  NULL only if
@@ -68,6 +79,19 @@ struct acis_comm *acis_comm_by_ctx(uint32_t ctx);
  * MPI_COMM_SELF while the device is still up). */
 void acis_comm_release(MPI_Comm comm);
 
+/* A pending operation keeps cs alive past MPI_Comm_free / lets it go (no
+ * MPI call: safe anywhere).  The communicator a call made after the user
+ * freed it can use (the shadow; cs->comm until then). */
+void acis_comm_hold(struct acis_comm *cs);
+void acis_comm_drop(struct acis_comm *cs);
+MPI_Comm acis_comm_handle(const struct acis_comm *cs);
+
+/* Finish freeing communicators whose user handle is gone and that no
+ * operation uses any more: start the members' Ibarrier on the shadow,
+ * and when it completes give the row back and free the state.  wait: until
+ * every such communicator is gone (MPI_Finalize).  Not collective. */
+void acis_comm_reap(int wait);
+
 /* Inside this folder: give cs's row back (comm.c's delete callback). */
 void acis_ct_release_row(struct acis_comm *cs);
 
@@ -85,6 +109,9 @@ struct acis_commtable_ctx {
     uint32_t epoch;                       /* switches joined so far, minus
                                              one: rows of an older epoch are
                                              on a switch that failed */
+    struct acis_comm *closing;            /* freed by the user, not yet by
+                                             acis (under closing_lock) */
+    pthread_mutex_t closing_lock;
 };
 
 extern struct acis_commtable_ctx acis_ct;

@@ -47,6 +47,7 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
         return ACIS_REASON_NONE;
     if (cs->state == ACIS_CT_REFUSED || cs->state == ACIS_CT_FAILED)
         return cs->refused;
+    acis_comm_reap(0);                 /* rows of communicators freed since */
     int lost = atomic_load(&acis_ct.device_lost);
     if (rejoin) {                      /* a switch that failed may be back */
         int any;
@@ -109,6 +110,9 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     cs->epoch = acis_ct.epoch;
     cs->boot = acis_dev_info()->boot;
     cs->state = ACIS_CT_READY;
+    if (cs->shadow == MPI_COMM_NULL && PMPI_Comm_dup(cs->comm, &cs->shadow) != MPI_SUCCESS)
+        cs->shadow = MPI_COMM_NULL;    /* errors are fatal in MPICH unless the user
+                                          changed the handler; then free as before */
     acis_dev_lock();                   /* answers are delivered under the lock */
     acis_ct.by_row[row] = cs;
     acis_dev_unlock();

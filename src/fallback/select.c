@@ -36,7 +36,9 @@ static int base_kind(acis_coll_t base)
     }
 }
 
-/* Sum of n counts, -1 if any is negative or the sum is not an int. */
+/* Sum of n counts (64 bits: a sum beyond INT32_MAX is valid MPI, and
+ * only the root of gatherv/scatterv sees it, so it must not change the
+ * decision), -1 if any is negative. */
 static int64_t count_sum(const int *counts, int n)
 {
     int64_t sum = 0;
@@ -47,7 +49,7 @@ static int64_t count_sum(const int *counts, int n)
             return -1;
         sum += counts[i];
     }
-    return sum > INT32_MAX ? -1 : sum;
+    return sum;
 }
 
 static int is_reduction(int kind)
@@ -67,8 +69,7 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
                  base == ACIS_COLL_GATHER || base == ACIS_COLL_SCATTER ||
                  base == ACIS_COLL_GATHERV || base == ACIS_COLL_SCATTERV;
     int is_root = rooted && cs->rank == c->root;
-    int count = c->scount;
-    int64_t sum;
+    int64_t count = c->scount, sum;
     uint64_t blocks = 1;
 
     c->kind = base_kind(base);
@@ -106,7 +107,7 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
     case ACIS_COLL_REDUCE_SCATTER:
         if ((sum = count_sum(c->rcounts, cs->size)) < 0)
             return -1;
-        count = (int)sum;
+        count = sum;
         break;
     /* The v-variants: only the root of gatherv/scatterv knows every count,
      * so message bytes here are this rank's view (for the counters only;
@@ -151,6 +152,16 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
     return 0;
 }
 
+/* The size limit of the forms whose message bytes every member knows
+ * alike: the CVAR, but at most what one MPI_Pack call can hold (MPICH
+ * 4.0.2 has no large-count pack), so raising the CVAR never sends a rank
+ * into int overflow while the others offload. */
+static uint64_t max_bytes(void)
+{
+    uint64_t m = (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE);
+    return m < (uint64_t)INT32_MAX ? m : (uint64_t)INT32_MAX;
+}
+
 acis_reason_t acis_select(struct acis_call *c)
 {
     struct acis_comm *cs = NULL;
@@ -182,7 +193,7 @@ acis_reason_t acis_select(struct acis_call *c)
             .wop = c->wop,
             .prim = c->dt.prim,
             .bytes = c->bytes,
-            .max_bytes = vform ? UINT64_MAX : (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE),
+            .max_bytes = vform ? UINT64_MAX : max_bytes(),
         };
         r = acis_policy(&in);
         if (r == ACIS_REASON_NONE)

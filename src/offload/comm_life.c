@@ -2,9 +2,9 @@
  * so that with MPIR_CVAR_OFFLOAD_COMM_SETUP=eager a new communicator gets
  * its switch table row as it is created (every member is in the call, so
  * the collective set-up is safe there; in the default lazy mode they pass
- * straight to MPICH after one branch).  MPI_Comm_free, so that the row is
- * given back only when every member has every answer it needs: a member
- * still repeating a lost packet must find the row there. */
+ * straight to MPICH after one branch).  MPI_Comm_free: no barrier; the
+ * communicator's state outlives the handle until every member is done with
+ * its row (src/commtable/comm.c), which this call moves along. */
 #include "config.h"
 
 #include "offload/offload.h"
@@ -66,11 +66,8 @@ ACIS_CTOR(Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm
 
 ACIS_API int MPI_Comm_free(MPI_Comm *comm)
 {
-    if (acis_oc.mode == ACIS_MODE_ACTIVE && acis_fb.device_ok && comm &&
-        *comm != MPI_COMM_NULL) {
-        struct acis_comm *cs = acis_comm_get(*comm);
-        if (cs && cs->state == ACIS_CT_READY)
-            PMPI_Barrier(*comm);                /* all members are done with it */
-    }
-    return PMPI_Comm_free(comm);
+    int rc = PMPI_Comm_free(comm);
+    if (acis_oc.mode == ACIS_MODE_ACTIVE)
+        acis_comm_reap(0);
+    return rc;
 }

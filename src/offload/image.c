@@ -6,6 +6,7 @@
  * their C struct layout, so their packed form is spread out. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,13 +43,13 @@ static void spread(unsigned prim, uint8_t *wire, uint8_t *packed, uint64_t n, in
     }
 }
 
-static int total_count(const struct acis_buf *b)
+static uint64_t total_count(const struct acis_buf *b)
 {
     if (!b->counts)
-        return b->count;
-    int n = 0;
+        return b->count > 0 ? (uint64_t)b->count : 0;
+    uint64_t n = 0;
     for (int q = 0; q < b->nblocks; q++)
-        n += b->counts[q];
+        n += b->counts[q] > 0 ? (uint64_t)b->counts[q] : 0;
     return n;
 }
 
@@ -80,7 +81,7 @@ static int prepare(struct acis_image *im, const struct acis_buf *b, int wire,
     memset(im, 0, sizeof *im);
     if (acis_dtype_info(b->type, dt) != 0)
         return -1;
-    uint64_t n = (uint64_t)total_count(b);
+    uint64_t n = total_count(b);
     im->len = wire ? n * dt->nprim * acis_wire_dt_size(dt->prim) : n * (uint64_t)dt->size;
     return 0;
 }
@@ -101,8 +102,12 @@ int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int
         im->p = im->tmp;
         return 0;
     }
-    int psize, pos = 0, n = total_count(b);
-    PMPI_Pack_size(n, b->type, comm, &psize);
+    /* MPICH 4.0.2 has no MPI_Pack_c: packed images stay below INT_MAX */
+    int psize, pos = 0;
+    uint64_t n = total_count(b);
+    if (n > INT_MAX || im->len > INT_MAX ||
+        PMPI_Pack_size((int)n, b->type, comm, &psize) != MPI_SUCCESS)
+        return -1;
     uint8_t *packed = malloc((size_t)psize + 1);
     if (!packed)
         return -1;
@@ -164,7 +169,9 @@ int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
             return -1;
         spread(dt.prim, im->tmp, packed, n, 1);
     }
-    if (!b->counts)
+    if (plen > INT_MAX)
+        rc = MPI_ERR_COUNT;             /* acis_image_in refused it already */
+    else if (!b->counts)
         rc = PMPI_Unpack(packed, (int)plen, &pos, b->buf, b->count, b->type, comm);
     for (int q = 0; b->counts && q < b->nblocks && rc == MPI_SUCCESS; q++)
         rc = PMPI_Unpack(packed, (int)plen, &pos,

@@ -119,6 +119,8 @@ ACIS_API int MPI_Finalize(void)
         acis_hier_release(MPI_COMM_WORLD);
         acis_comm_release(MPI_COMM_WORLD);
         acis_comm_release(MPI_COMM_SELF);
+        acis_comm_reap(1);                  /* rows of freed communicators, while the
+                                               device is up */
         acis_hier_finalize();
         if (acis_fb.device_ok)
             acis_disconnect();

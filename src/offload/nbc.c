@@ -4,7 +4,10 @@
  * and MPI_Waitall -- on our requests alone or mixed with MPICH's own --
  * progress it.  Its wait function, used when every request waited on is
  * ours, blocks in the engine instead of spinning through MPICH.  A call
- * redone in MPICH after a switch failure completes with MPICH's request. */
+ * redone in MPICH after a switch failure completes with MPICH's request.
+ * A call keeps what it uses alive until it completes, whatever the user
+ * frees meanwhile: its communicator's state (a reference) and dups of its
+ * derived datatypes. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -15,12 +18,12 @@
 
 static int query_fn(void *state, MPI_Status *status)
 {
-    (void)state;
+    const struct acis_exec *x = state;
     PMPI_Status_set_elements(status, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
+    return x->err;
 }
 
 static int free_fn(void *state)
@@ -34,6 +37,85 @@ static int cancel_fn(void *state, int complete)
     (void)state;
     (void)complete;
     return MPI_SUCCESS;                 /* collectives cannot be cancelled */
+}
+
+/* A dup of t if it is derived (MPI_DATATYPE_NULL if predefined). */
+static MPI_Datatype dup_derived(MPI_Datatype t)
+{
+    int ni, na, nd, comb;
+    MPI_Datatype d;
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS ||
+        comb == MPI_COMBINER_NAMED || PMPI_Type_dup(t, &d) != MPI_SUCCESS)
+        return MPI_DATATYPE_NULL;
+    return d;
+}
+
+/* Hold the datatypes the call reads (MPI says which are significant:
+ * others may be garbage), and use the holds from now on. */
+static void hold_types(struct acis_exec *x)
+{
+    struct acis_call *c = &x->c;
+    acis_coll_t b = acis_coll_blocking(c->coll);
+    int root = c->cs->rank == c->root;
+    int scat = b == ACIS_COLL_SCATTER || b == ACIS_COLL_SCATTERV;
+    int gath = b == ACIS_COLL_GATHER || b == ACIS_COLL_GATHERV;
+    int has_r = (gath && root) || b == ACIS_COLL_ALLGATHER || b == ACIS_COLL_ALLGATHERV ||
+                (scat && !(root && c->rbuf == MPI_IN_PLACE));
+    int moves = gath || scat || b == ACIS_COLL_ALLGATHER || b == ACIS_COLL_ALLGATHERV;
+    int has_s = b != ACIS_COLL_BARRIER &&
+                (!moves || (c->sbuf != MPI_IN_PLACE && !(scat && !root)));
+    MPI_Datatype s0 = c->stype, r0 = c->rtype;
+    x->held[0] = has_s ? dup_derived(s0) : MPI_DATATYPE_NULL;
+    x->held[1] = has_r && !(has_s && r0 == s0) ? dup_derived(r0) : MPI_DATATYPE_NULL;
+    if (x->held[0] != MPI_DATATYPE_NULL) {
+        c->stype = x->held[0];
+        if (has_r && r0 == s0)
+            c->rtype = x->held[0];
+    }
+    if (x->held[1] != MPI_DATATYPE_NULL)
+        c->rtype = x->held[1];
+    if (c->dtype == s0 && has_s)
+        c->dtype = c->stype;
+    else if (c->dtype == r0 && has_r)
+        c->dtype = c->rtype;
+}
+
+static void release(struct acis_exec *x)
+{
+    for (int i = 0; i < 2; i++)
+        if (x->held[i] != MPI_DATATYPE_NULL)
+            PMPI_Type_free(&x->held[i]);
+    acis_comm_drop(x->c.cs);
+}
+
+/* Wait for op while keeping MPICH moving too (a peer may need this rank's
+ * point-to-point progress to reach its own part): like acis_op_wait, but
+ * sleeping at most a millisecond on the device between pokes. */
+static void wait_op(struct acis_op *op)
+{
+    uint64_t idle_since = acis_now_ns();
+    uint64_t limit = (uint64_t)ACIS_CV(OFFLOAD_TIMEOUT_MS) * 1000000;
+    for (unsigned n = 0;; n++) {
+        int got = acis_engine_progress();
+        if (atomic_load(&op->done) || atomic_load(&op->abandoned))
+            return;
+        if (got > 0) {
+            idle_since = acis_now_ns();
+            continue;
+        }
+        if (acis_comm_lost(op->cs)) {
+            acis_fix_wait();
+            continue;
+        }
+        int flag;
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+        if (got < 0 || acis_now_ns() - idle_since > limit) {
+            acis_op_wait(op);                 /* it says the switch failed */
+            return;
+        }
+        if (n > 64)
+            acis_dev_sleep(1);
+    }
 }
 
 /* The call was redone in MPICH: is MPICH's request done? */
@@ -74,6 +156,7 @@ static void advance(struct acis_exec *x, int wait)
         x->req = MPI_REQUEST_NULL;             /* complete once */
         if (atomic_load(&x->redo) != 2)
             acis_exec_unlink(x);
+        release(x);
         PMPI_Grequest_complete(r);
     }
 }
@@ -98,7 +181,7 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
         struct acis_exec *x = states[i];
         while (!acis_exec_complete(x)) {
             if (!atomic_load(&x->redo))
-                acis_op_wait(&x->op);
+                wait_op(&x->op);
             advance(x, 1);
         }
     }
@@ -115,8 +198,8 @@ int acis_nb_start(const struct acis_call *c)
 {
     struct acis_exec *x = calloc(1, sizeof *x);
     if (!x) {
-        acis_log(0, "%s: out of memory; aborting the job", acis_coll_name(c->coll));
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        acis_log(0, "%s: out of memory; the call returns an error", acis_coll_name(c->coll));
+        return MPI_ERR_NO_MEM;
     }
     x->c = *c;
     int rc = acis_exec_link(x);
@@ -126,14 +209,19 @@ int acis_nb_start(const struct acis_call *c)
         return acis_call_pmpi(c);
     }
     if (PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
-        acis_log(0, "%s: cannot allocate a request; aborting the job", acis_coll_name(c->coll));
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        acis_log(0, "%s: cannot allocate a request; the call returns an error",
+                 acis_coll_name(c->coll));
+        acis_exec_unlink(x);
+        free(x);
+        return MPI_ERR_NO_MEM;
     }
     x->req = *c->req;
+    acis_comm_hold(c->cs);
+    hold_types(x);
     rc = acis_exec_start(x);
     if (rc == 0)
         acis_engine_progress();              /* the first window goes out now */
-    else if (!atomic_load(&x->redo)) {       /* marked when the members agreed */
+    else if (rc != -1 && !atomic_load(&x->redo)) {       /* marked when the members agreed */
         atomic_store(&x->redo, 1);
         atomic_fetch_add(&acis_oc.redo_pending, 1);
     }

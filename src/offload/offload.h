@@ -198,9 +198,13 @@ struct acis_exec {
     struct acis_op op;
     uint64_t mine, *blocks;   /* v-variants */
     int phase;                /* enum acis_phase */
+    int err;                  /* what the call returns (MPI_SUCCESS, or
+                                 MPI_ERR_NO_MEM when this rank failed) */
     atomic_int redo;          /* nonblocking, after a switch failure: 1 to be
                                  redone in MPICH, 2 redone (inner is
                                  MPICH's request) */
+    MPI_Datatype held[2];     /* nonblocking: dups of the caller's derived
+                                 stype, rtype (MPI_DATATYPE_NULL if none) */
     MPI_Request req;          /* nonblocking: its generalized request */
     MPI_Request inner;
     struct acis_exec *next_exec; /* acis_coff.execs */
@@ -212,8 +216,10 @@ enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
 int acis_call_pmpi(const struct acis_call *c);
 
 /* Start x (x->c filled): 0, or ACIS_OP_SOFTWARE if x must run in MPICH
- * instead.  After x->op is done: go on to the next phase, 1 when x is
- * complete, ACIS_OP_SOFTWARE as before. */
+ * instead, or -1 when this rank failed (x->err says how; x is done).
+ * After x->op is done: go on to the next phase, 1 when x is complete
+ * (x->err set if this rank could not unpack), ACIS_OP_SOFTWARE or -1 as
+ * before.  Nothing here aborts. */
 int acis_exec_start(struct acis_exec *x);
 int acis_exec_step(struct acis_exec *x);
 int acis_exec_complete(const struct acis_exec *x);

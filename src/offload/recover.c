@@ -441,6 +441,7 @@ void acis_redo_drain(struct acis_comm *cs)
         next = x->next_exec;
         acis_exec_drop(x);
         x->c.req = &x->inner;
+        x->c.comm = acis_comm_handle(x->c.cs);   /* the user may have freed it */
         acis_call_pmpi(&x->c);
         ACIS_COUNT(redone, 1);
         atomic_store(&x->redo, 2);

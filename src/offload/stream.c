@@ -164,9 +164,12 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     if (s->total == 0)
         seg_len = 0;
     overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
-    /* Exactly what we asked for; an empty answer when we asked nothing or
-     * when the collective has nothing for us (exscan at member 0). */
-    if (h->payload_len && (h->payload_len != rlen || h->seg_offset != rlo))
+    /* Exactly what we asked for: an empty answer only when we asked
+     * nothing from this segment, or from exscan, which has nothing for its
+     * member 0 (the stream does not know its member index); a segment
+     * that owes us bytes must bring them. */
+    int may_be_empty = !rlen || s->kind == ACIS_K_EXSCAN;
+    if (h->payload_len ? h->payload_len != rlen || h->seg_offset != rlo : !may_be_empty)
         return -1;
     if (h->payload_len)
         memcpy(s->dst_buf + (rlo - s->dst_off), payload, rlen);

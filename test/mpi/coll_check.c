@@ -6,12 +6,15 @@
  *
  * usage: coll_check [--matrix=full|quick] [--counts=N,N,...]
  *                   [--offload=COLL,...] [--offload-nb=COLL,...] [--trace]
- *                   [--colls=COLL,...]
+ *                   [--colls=COLL,...] [--offloaded=COMM,...]
  *   --offload     blocking collectives this build offloads (barrier, bcast,
  *                 reduce, allreduce, gather, scatter, allgather,
  *                 reduce_scatter, reduce_scatter_block, scan, exscan)
- *   --offload-nb  the same for the nonblocking forms
- *   --colls       run only these entry points (e.g. allreduce,ireduce) */
+ *   --offload-nb  the same for the nonblocking forms (but MPI_Igatherv and
+ *                 MPI_Iscatterv, which acis always runs in MPICH)
+ *   --colls       run only these entry points (e.g. allreduce,ireduce)
+ *   --offloaded   the communicators (world, reversed, halves) that must have
+ *                 a switch row; every other one must not */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@ static struct {
     int counts[MAXCOUNTS], ncounts;
     int offload[ACIS_COLL_COUNT];        /* by entry point */
     int only[ACIS_COLL_COUNT], restrict_colls;
+    const char *offloaded;    /* --offloaded, NULL: not checked */
     int rank;
     long cases, failures, skipped;
 } opt;
@@ -82,6 +86,8 @@ static void parse_args(int argc, char **argv)
             parse_list(argv[i] + 10, 0, opt.offload);
         } else if (strncmp(argv[i], "--offload-nb=", 13) == 0) {
             parse_list(argv[i] + 13, 1, opt.offload);
+        } else if (strncmp(argv[i], "--offloaded=", 12) == 0) {
+            opt.offloaded = argv[i] + 12;
         } else if (strncmp(argv[i], "--colls=", 8) == 0) {
             parse_list(argv[i] + 8, 0, opt.only);
             opt.restrict_colls = 1;
@@ -90,6 +96,8 @@ static void parse_args(int argc, char **argv)
             exit(2);
         }
     }
+    /* acis runs these two in MPICH on every member (docs/reliability.md) */
+    opt.offload[ACIS_COLL_IGATHERV] = opt.offload[ACIS_COLL_ISCATTERV] = 0;
 }
 
 /* --------------------------------------------------------------- cases */
@@ -536,12 +544,29 @@ static void mixed_types_case(struct tcase *k)
     MPI_Type_free(&three);
 }
 
-static void for_comm(MPI_Comm comm, const char *name)
+/* With --offloaded: comm (key) has a row exactly when the list names it,
+ * so a library that refused every communicator cannot pass. */
+static void check_offloaded(const char *key, const char *name, int offl)
+{
+    if (!opt.offloaded)
+        return;
+    size_t l = strlen(key);
+    int want = 0;
+    for (const char *p = opt.offloaded; *p; p += strcspn(p, ","), p += *p == ',')
+        want |= strncmp(p, key, l) == 0 && (p[l] == ',' || p[l] == 0);
+    if (want != offl) {
+        opt.failures++;
+        fprintf(stderr, "coll_check[%d]: FAIL %s %s offloaded\n", opt.rank, name,
+                want ? "should be" : "should not be");
+    }
+}
+
+static void for_comm(MPI_Comm comm, const char *key, const char *name)
 {
     struct tcase k = { .comm = comm, .commname = name };
     MPI_Comm_size(comm, &k.size);
     MPI_Comm_rank(comm, &k.rank);
-    acis_comm_offloaded(comm, &k.comm_reason);
+    check_offloaded(key, name, acis_comm_offloaded(comm, &k.comm_reason) == 1);
 
     for (int c = 0; c < ACIS_COLL_COUNT; c++) {
         if (opt.restrict_colls && !opt.only[c])
@@ -576,15 +601,15 @@ int main(int argc, char **argv)
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    for_comm(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+    for_comm(MPI_COMM_WORLD, "world", "MPI_COMM_WORLD");
     MPI_Comm rev, halves;
     MPI_Comm_split(MPI_COMM_WORLD, 0, -opt.rank, &rev);   /* ranks reversed */
     MPI_Comm_set_name(rev, "reversed");
-    for_comm(rev, "reversed");
+    for_comm(rev, "reversed", "reversed");
     MPI_Comm_free(&rev);
     if (size >= 4) {
         MPI_Comm_split(MPI_COMM_WORLD, opt.rank % 2, opt.rank, &halves);
-        for_comm(halves, "odd/even halves");
+        for_comm(halves, "halves", "odd/even halves");
         MPI_Comm_free(&halves);
     }
 
