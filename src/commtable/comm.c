@@ -47,6 +47,8 @@ static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
     (void)keyval;
     (void)extra;
     struct acis_comm *cs = val;
+    if (acis_ct.last == cs)
+        acis_ct.last = NULL;            /* before the handle can be reused */
     if (cs->shadow == MPI_COMM_NULL && atomic_load(&cs->refs) <= 1) {
         destroy(cs);                    /* no row, no call in flight */
         return MPI_SUCCESS;
@@ -130,6 +132,7 @@ int acis_commtable_resize(uint32_t rows)
 
 void acis_commtable_finalize(void)
 {
+    acis_ct.last = NULL;
     if (acis_ct.keyval != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&acis_ct.keyval);
     free(acis_ct.by_row);
@@ -143,8 +146,13 @@ struct acis_comm *acis_comm_get(MPI_Comm comm)
     int found = 0;
     if (acis_ct.keyval == MPI_KEYVAL_INVALID)
         return NULL;
-    if (PMPI_Comm_get_attr(comm, acis_ct.keyval, &val, &found) == MPI_SUCCESS && found)
+    struct acis_comm *last = acis_ct.last;
+    if (last && last->comm == comm && !acis_ct.threaded)
+        return last;                    /* the same communicator as last time */
+    if (PMPI_Comm_get_attr(comm, acis_ct.keyval, &val, &found) == MPI_SUCCESS && found) {
+        acis_ct.last = val;
         return val;
+    }
     struct acis_comm *cs = calloc(1, sizeof *cs);
     if (!cs)
         return NULL;

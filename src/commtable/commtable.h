@@ -109,6 +109,9 @@ struct acis_commtable_ctx {
     uint32_t epoch;                       /* switches joined so far, minus
                                              one: rows of an older epoch are
                                              on a switch that failed */
+    struct acis_comm *last;               /* the last one looked up (a cache;
+                                             its delete callback clears it) */
+    int threaded;                         /* MPI_THREAD_MULTIPLE: no cache */
     struct acis_comm *closing;            /* freed by the user, not yet by
                                              acis (under closing_lock) */
     pthread_mutex_t closing_lock;

@@ -57,6 +57,7 @@ static int start(void)
     acis_fb.device_ok = 0;
     if (ACIS_CV(OFFLOAD) != ACIS_OFF && ACIS_CV(OFFLOAD_DEVICE) != ACIS_DEV_NONE)
         acis_fb.device_ok = acis_connect() == 0;
+    acis_ct.threaded = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
     if (acis_commtable_init(acis_fb.device_ok ? acis_dev_info()->tables : 0) != 0 ||
         acis_fallback_init() != 0) {
         acis_log(0, "cannot create MPI attribute keyvals; offload disabled");
