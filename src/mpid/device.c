@@ -241,9 +241,10 @@ int acis_dev_wait(uint64_t idle_since_ns)
         return -1;
     if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
         return 0;
-    /* Sleep briefly when other threads share the device: one of them may
-     * take the packet this thread sleeps for and not wake it. */
-    uint64_t cap = acis_dev.threaded ? 1 : 100, left_ms = reliable ? cap
+    /* Sleep briefly when application threads share the device
+     * (MPI_THREAD_MULTIPLE): one of them may take the packet this thread
+     * sleeps for and not wake it. */
+    uint64_t cap = acis_util.threaded ? 1 : 100, left_ms = reliable ? cap
                                                : acis_dev.timeout_ms - idle / 1000000ull;
     return acis_dev_sleep(left_ms > cap ? (int)cap : (int)left_ms + 1);
 }
