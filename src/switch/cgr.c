@@ -28,32 +28,6 @@
 
 #include "sw.h"
 
-static int is_reduction(unsigned kind)
-{
-    return kind == ACIS_K_REDUCE || kind == ACIS_K_ALLREDUCE ||
-           kind == ACIS_K_REDUCE_SCATTER || kind == ACIS_K_SCAN ||
-           kind == ACIS_K_EXSCAN;
-}
-
-static int is_scan(unsigned kind)
-{
-    return kind == ACIS_K_SCAN || kind == ACIS_K_EXSCAN;
-}
-
-static int rooted(unsigned kind)
-{
-    return kind == ACIS_K_BCAST || kind == ACIS_K_REDUCE ||
-           kind == ACIS_K_GATHER || kind == ACIS_K_SCATTER;
-}
-
-/* Segment geometry every host computes the same way: whole elements per
- * packet for reductions, bytes otherwise. */
-static uint32_t seg_bytes(const struct acis_sw *sw, unsigned kind, unsigned dt)
-{
-    uint32_t es = is_reduction(kind) ? (uint32_t)acis_wire_dt_size(dt) : 1;
-    return sw->o.payload / es * es;
-}
-
 /* Does the piece (seg_offset, payload_len) of member rank fit the
  * collective?  base/len describe the segment, placed what VAR gathers
  * have put in it already. */
@@ -273,7 +247,7 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
 {
     uint32_t port = ct->rank_port[rank], len = u->rx_len[rank];
     SWC(sw, repeats)++;
-    if (!is_scan(u->kind)) {
+    if (!sw_is_scan(u->kind)) {
         emit_range(sw, ct, u, slot, &port, 1, u->buf, u->rx_off[rank], len);
         return;
     }
@@ -290,7 +264,7 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
 static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
     struct sw_use *u = &s->u[s->cur];
-    if (is_scan(u->kind))
+    if (sw_is_scan(u->kind))
         emit_scan(sw, ct, u, slot);
     else
         emit_all(sw, ct, u, slot);
@@ -305,8 +279,8 @@ static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, ui
 static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t rank,
                    const struct acis_hdr *h, const uint8_t *payload)
 {
-    if (is_reduction(u->kind)) {
-        if (is_scan(u->kind)) {
+    if (sw_is_reduction(u->kind)) {
+        if (sw_is_scan(u->kind)) {
             uint8_t *c = contrib_of(sw, ct, u, rank);
             if (!c)
                 return -1;
@@ -355,17 +329,17 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         SWC(sw, drop_stale)++;                       /* older than the last use: stale */
         return;
     }
-    uint32_t sb = seg_bytes(sw, kind, h->dtype);
+    uint32_t sb = sw_seg_bytes(sw->o.payload, kind, h->dtype);
     uint64_t base = (uint64_t)h->seg_index * sb;
     if (!(base < h->total_len || (h->total_len == 0 && h->seg_index == 0)) ||
-        (rooted(kind) && h->root >= ct->size)) {
+        (sw_rooted(kind) && h->root >= ct->size)) {
         SWC(sw, drop_range)++;
         return;
     }
     uint32_t len = (uint32_t)(h->total_len - base < sb ? h->total_len - base : sb);
     if (u->busy && (u->kind != kind || u->alg != alg || u->op != h->op || u->dtype != h->dtype ||
                     u->total != h->total_len || u->round != round ||
-                    (rooted(kind) && u->root != h->root))) {
+                    (sw_rooted(kind) && u->root != h->root))) {
         SWC(sw, drop_mismatch)++;
         return;
     }
@@ -394,7 +368,7 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         u->round = round;
         u->seq = h->seq;
         u->seg = h->seg_index;
-        u->root = rooted(kind) ? h->root : 0;
+        u->root = sw_rooted(kind) ? h->root : 0;
         u->total = h->total_len;
         u->base = base;
         u->len = len;

@@ -143,24 +143,6 @@ static uint8_t *port_piece(struct shm_port *p)
     return (uint8_t *)(p + 1);
 }
 
-static int is_reduction(unsigned kind)
-{
-    return kind == ACIS_K_REDUCE || kind == ACIS_K_ALLREDUCE ||
-           kind == ACIS_K_REDUCE_SCATTER || kind == ACIS_K_SCAN || kind == ACIS_K_EXSCAN;
-}
-
-static int is_scan(unsigned kind)
-{
-    return kind == ACIS_K_SCAN || kind == ACIS_K_EXSCAN;
-}
-
-/* The segment geometry every host uses (as cgr.c's). */
-static uint32_t seg_bytes(uint32_t payload, unsigned kind, unsigned dt)
-{
-    uint32_t es = is_reduction(kind) ? (uint32_t)acis_wire_dt_size(dt) : 1;
-    return es ? payload / es * es : payload;
-}
-
 static void lock(struct shm_head *h)
 {
     while (atomic_exchange_explicit(&h->lock, 1, memory_order_acquire))
@@ -454,20 +436,19 @@ static void complete(struct shm_head *h, uint32_t r, uint32_t sl, uint32_t n, ui
     struct shm_port *p0 = slot_port(h, r, sl, 0);
     struct shm_res *res = slot_res(h, r, sl);
     uint8_t *out = slot_buf(h, r, sl, use & 1);
-    unsigned kind = p0->kind, rooted = kind == ACIS_K_BCAST || kind == ACIS_K_REDUCE ||
-                                       kind == ACIS_K_GATHER || kind == ACIS_K_SCATTER;
+    unsigned kind = p0->kind, rooted = sw_rooted(kind);
     uint32_t error = 0;
     for (uint32_t m = 1; m < n; m++) {
         const struct shm_port *p = slot_port(h, r, sl, m);
         if (p->kind != kind || p->alg != p0->alg || p->op != p0->op ||
             p->dtype != p0->dtype || p->total != p0->total || p->seq != p0->seq ||
             p->seg != p0->seg || (rooted && p->root != p0->root) ||
-            (is_reduction(kind) && p->len != p0->len))
+            (sw_is_reduction(kind) && p->len != p0->len))
             error = 1;
     }
     if (error) {
         C(h, drop_mismatch);
-    } else if (is_reduction(kind) && p0->len) {
+    } else if (sw_is_reduction(kind) && p0->len) {
         size_t ne = p0->len / acis_wire_dt_size(p0->dtype);
         memcpy(out, port_piece(p0), p0->len);
         if (kind == ACIS_K_EXSCAN) {               /* member m gets the fold of 0..m-1 */
@@ -530,12 +511,12 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
     }
     uint32_t m = s->member[r], n = rw->size;
     uint32_t use = s->uses[(size_t)r * h->window + q->slot];
-    uint32_t sb = seg_bytes(h->payload, kind, q->dtype);
+    uint32_t sb = sw_seg_bytes(h->payload, kind, q->dtype);
     uint64_t base = (uint64_t)q->seg_index * sb;
     uint64_t seg_len = q->total_len > base ? q->total_len - base : 0;
     if (seg_len > sb)
         seg_len = sb;
-    int reduction = is_reduction(kind);
+    int reduction = sw_is_reduction(kind);
     if ((uint32_t)((q->flags & ACIS_F_ROUND) != 0) != (use & 1) ||
         (reduction && q->payload_len != seg_len) ||
         (q->payload_len && (q->seg_offset < base ||
@@ -593,7 +574,7 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
     a->seg_offset = w->base + w->q.rx_off;
     if (!w->q.rx_len)
         a->flags |= ACIS_F_ACK;
-    *payload = (is_scan(kind) ? port_piece(slot_port(h, w->row, w->q.slot, w->member))
+    *payload = (sw_is_scan(kind) ? port_piece(slot_port(h, w->row, w->q.slot, w->member))
                               : slot_buf(h, w->row, w->q.slot, w->use & 1)) + w->q.rx_off;
     return 1;
 }

@@ -102,6 +102,33 @@ struct acis_sw {
     uint64_t c[ACIS_SWC_COUNT];
 };
 
+/* What every switch (cgr.c, shmsw.c) asks of a collective kind. */
+static inline int sw_is_reduction(unsigned kind)
+{
+    return kind == ACIS_K_REDUCE || kind == ACIS_K_ALLREDUCE ||
+           kind == ACIS_K_REDUCE_SCATTER || kind == ACIS_K_SCAN ||
+           kind == ACIS_K_EXSCAN;
+}
+
+static inline int sw_is_scan(unsigned kind)
+{
+    return kind == ACIS_K_SCAN || kind == ACIS_K_EXSCAN;
+}
+
+static inline int sw_rooted(unsigned kind)
+{
+    return kind == ACIS_K_BCAST || kind == ACIS_K_REDUCE ||
+           kind == ACIS_K_GATHER || kind == ACIS_K_SCATTER;
+}
+
+/* Segment geometry every host computes the same way: whole elements per
+ * packet for reductions, bytes otherwise. */
+static inline uint32_t sw_seg_bytes(uint32_t payload, unsigned kind, unsigned dt)
+{
+    uint32_t es = sw_is_reduction(kind) ? (uint32_t)acis_wire_dt_size(dt) : 1;
+    return es ? payload / es * es : payload;
+}
+
 #define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
 
 /* reduce.c, reduce_avx2.c, reduce_avx512.c: kernels, inout op= in for n
