@@ -63,6 +63,9 @@ struct acis_host_stats {
                                               redone in MPICH after it failed */
     uint64_t hier_calls;                   /* collectives run through the node
                                               hierarchy (leaders used the switch) */
+    uint64_t helper_rounds;                /* engine rounds the progress helper
+                                              ran while the application was
+                                              away from acis */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -241,11 +241,11 @@ int acis_dev_wait(uint64_t idle_since_ns)
         return -1;
     if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
         return 0;
-    /* Sleep briefly when application threads share the device
-     * (MPI_THREAD_MULTIPLE): one of them may take the packet this thread
-     * sleeps for and not wake it. */
-    uint64_t cap = acis_util.threaded ? 1 : 100, left_ms = reliable ? cap
-                                               : acis_dev.timeout_ms - idle / 1000000ull;
+    /* Sleep a millisecond at most: the waiter lets MPICH move between
+     * sleeps (a peer may need this rank's point-to-point progress), and
+     * another thread may take the packet this one sleeps for and not wake
+     * it (MPI_THREAD_MULTIPLE, the progress thread). */
+    uint64_t cap = 1, left_ms = reliable ? cap : acis_dev.timeout_ms - idle / 1000000ull;
     return acis_dev_sleep(left_ms > cap ? (int)cap : (int)left_ms + 1);
 }
 

@@ -17,6 +17,7 @@
 #include "util/util.h"
 
 #define BATCH 64
+#define POKE_AFTER 64     /* idle rounds of a wait before it pokes MPICH too */
 
 static void coff_free(void *p)
 {
@@ -243,6 +244,9 @@ int acis_engine_progress(void)
 {
     int rc = 0, got = 0, alive = !atomic_load(&acis_ct.device_lost);
     acis_dev_lock();
+    atomic_store_explicit(&acis_oc.rounds,
+                          atomic_load_explicit(&acis_oc.rounds, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     for (struct acis_coff *co = acis_oc.active; co && rc >= 0; co = co->next_active)
         rc = acis_comm_lost(co->cs) ? acis_fix_progress(co) : pump(co);
     if (rc >= 0 && acis_oc.fixing && acis_fix_input() > 0)
@@ -276,21 +280,33 @@ void acis_engine_lost(const char *why)
                 "ranks, then MPICH", why);
 }
 
+void acis_mpich_poke(void)
+{
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, acis_oc.poke_comm, &flag, MPI_STATUS_IGNORE);
+}
+
 void acis_op_wait(struct acis_op *op)
 {
     uint64_t idle_since = acis_now_ns();
-    for (;;) {
+    int counted = acis_oc.helper.started;        /* the progress helper keeps off */
+    if (counted)
+        atomic_fetch_add(&acis_oc.waiters, 1);
+    for (unsigned n = 1;; n++) {
         int got = acis_engine_progress();
         if (atomic_load(&op->done) || atomic_load(&op->abandoned))
-            return;
+            break;
         if (got > 0) {
             idle_since = acis_now_ns();
+            n = 0;
             continue;
         }
         if (acis_comm_lost(op->cs)) {
             acis_fix_wait();                    /* the members finish it */
             continue;
         }
+        if (n >= POKE_AFTER)
+            acis_mpich_poke();
         if (got < 0 || acis_dev_wait(idle_since) < 0) {
             char why[96] = "the channel failed";
             if (got == 0)
@@ -301,4 +317,6 @@ void acis_op_wait(struct acis_op *op)
             acis_dev_unlock();
         }
     }
+    if (counted)
+        atomic_fetch_sub(&acis_oc.waiters, 1);
 }

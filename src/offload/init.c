@@ -53,6 +53,9 @@ static int start(void)
     stop_if_any(bad, err);
     check_same_cvars();
     acis_util.verbose = (int)ACIS_CV(OFFLOAD_VERBOSE);
+    /* a communicator no message uses: probing it only drives MPICH */
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &acis_oc.poke_comm) != MPI_SUCCESS)
+        acis_oc.poke_comm = MPI_COMM_WORLD;
 
     acis_fb.device_ok = 0;
     if (ACIS_CV(OFFLOAD) != ACIS_OFF && ACIS_CV(OFFLOAD_DEVICE) != ACIS_DEV_NONE)
@@ -68,6 +71,7 @@ static int start(void)
         return MPI_SUCCESS;
     }
     acis_engine_init();
+    acis_helper_init();
     acis_run_init();
     if (acis_hier_init() != 0) {
         acis_log(0, "cannot create an MPI attribute keyval; no node hierarchy");
@@ -113,6 +117,7 @@ ACIS_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provide
 ACIS_API int MPI_Finalize(void)
 {
     if (acis_oc.mode != ACIS_MODE_PASS) {
+        acis_helper_stop();                 /* every request is complete by now */
         if (ACIS_CV(OFFLOAD_STATS))
             acis_summary_print();
         if (acis_fb.device_ok)
@@ -128,6 +133,8 @@ ACIS_API int MPI_Finalize(void)
         acis_fb.device_ok = 0;
         acis_fallback_finalize();
         acis_commtable_finalize();
+        if (acis_oc.poke_comm != MPI_COMM_WORLD)
+            PMPI_Comm_free(&acis_oc.poke_comm);
         acis_oc.mode = ACIS_MODE_PASS;
         acis_oc.eager = 0;
     }

@@ -88,36 +88,6 @@ static void release(struct acis_exec *x)
     acis_comm_drop(x->c.cs);
 }
 
-/* Wait for op while keeping MPICH moving too (a peer may need this rank's
- * point-to-point progress to reach its own part): like acis_op_wait, but
- * sleeping at most a millisecond on the device between pokes. */
-static void wait_op(struct acis_op *op)
-{
-    uint64_t idle_since = acis_now_ns();
-    uint64_t limit = (uint64_t)ACIS_CV(OFFLOAD_TIMEOUT_MS) * 1000000;
-    for (unsigned n = 0;; n++) {
-        int got = acis_engine_progress();
-        if (atomic_load(&op->done) || atomic_load(&op->abandoned))
-            return;
-        if (got > 0) {
-            idle_since = acis_now_ns();
-            continue;
-        }
-        if (acis_comm_lost(op->cs)) {
-            acis_fix_wait();
-            continue;
-        }
-        int flag;
-        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-        if (got < 0 || acis_now_ns() - idle_since > limit) {
-            acis_op_wait(op);                 /* it says the switch failed */
-            return;
-        }
-        if (n > 64)
-            acis_dev_sleep(1);
-    }
-}
-
 /* The call was redone in MPICH: is MPICH's request done? */
 static int inner_done(struct acis_exec *x, int wait)
 {
@@ -157,6 +127,7 @@ static void advance(struct acis_exec *x, int wait)
         if (atomic_load(&x->redo) != 2)
             acis_exec_unlink(x);
         release(x);
+        acis_helper_leave();
         PMPI_Grequest_complete(r);
     }
 }
@@ -169,6 +140,8 @@ static int poll_fn(void *state, MPI_Status *status)
         if (!atomic_load(&x->redo))
             acis_engine_progress();
         advance(x, 0);
+        if (!acis_exec_complete(x))
+            acis_mpich_poke();       /* MPI_Wait calls only this function */
     }
     return MPI_SUCCESS;
 }
@@ -181,7 +154,7 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
         struct acis_exec *x = states[i];
         while (!acis_exec_complete(x)) {
             if (!atomic_load(&x->redo))
-                wait_op(&x->op);
+                acis_op_wait(&x->op);
             advance(x, 1);
         }
     }
@@ -218,6 +191,7 @@ int acis_nb_start(const struct acis_call *c)
     x->req = *c->req;
     acis_comm_hold(c->cs);
     hold_types(x);
+    acis_helper_enter();
     rc = acis_exec_start(x);
     if (rc == 0)
         acis_engine_progress();              /* the first window goes out now */

@@ -9,6 +9,7 @@
 #define ACIS_OFFLOAD_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "commtable/commtable.h"
@@ -23,6 +24,16 @@ enum acis_mode {
     ACIS_MODE_PASS = 0,   /* before MPI_Init / after MPI_Finalize: straight to PMPI */
     ACIS_MODE_OFF,        /* MPIR_CVAR_OFFLOAD=off, quiet: count, then PMPI */
     ACIS_MODE_ACTIVE      /* every call goes through acis_select() */
+};
+
+/* The progress helper thread (progress.c). */
+struct acis_helper {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int look_us;              /* MPIR_CVAR_OFFLOAD_PROGRESS_US; 0: none */
+    int started, failed, stop;
+    atomic_int live;          /* nonblocking collectives in flight */
 };
 
 struct acis_offload_ctx {
@@ -45,6 +56,11 @@ struct acis_offload_ctx {
     atomic_int redo_pending;  /* nonblocking calls waiting to be redone in
                                  MPICH after a switch failure (recover.c) */
     MPIX_Grequest_class nb_class; /* generalized requests of nonblocking calls */
+    atomic_int waiters;       /* threads waiting in acis_op_wait */
+    MPI_Comm poke_comm;       /* a private dup of MPI_COMM_WORLD: probing it
+                                 moves MPICH (a probe of MPI_COMM_SELF does not) */
+    atomic_uint_fast64_t rounds; /* engine rounds so far (under the device lock) */
+    struct acis_helper helper;
 };
 
 extern struct acis_offload_ctx acis_oc;
@@ -101,6 +117,13 @@ void acis_engine_init(void);
 int acis_op_start(struct acis_op *op, struct acis_comm *cs);
 int acis_engine_progress(void);
 void acis_op_wait(struct acis_op *op);
+
+/* Let MPICH move once: a peer may need this rank's point-to-point progress
+ * (a rendezvous send, a collective MPICH runs) before it can send its own
+ * part of the collective this rank waits for.  acis_op_wait pokes while it
+ * waits; so does the poll function of a nonblocking call, as MPI_Wait on
+ * a generalized request runs nothing but that function. */
+void acis_mpich_poke(void);
 
 /* The switch failed (no answer for MPIR_CVAR_OFFLOAD_TIMEOUT_MS, or a peer
  * says so): collectives of its communicators are finished by the members
@@ -232,6 +255,14 @@ int acis_exec_run(struct acis_exec *x);
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
 int acis_nb_start(const struct acis_call *c);
+
+/* The progress helper: set up at MPI_Init; a nonblocking collective
+ * enters when it is offloaded (the first starts the thread) and leaves
+ * when its request completes; stopped at MPI_Finalize. */
+void acis_helper_init(void);
+void acis_helper_enter(void);
+void acis_helper_leave(void);
+void acis_helper_stop(void);
 
 /* Run a call that acis_select() chose to offload: through the node
  * hierarchy where it applies, else flat.  Returns an MPI error code. */

@@ -39,6 +39,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->peer_served = LOAD(h->peer_served);
     out->redone = LOAD(h->redone);
     out->hier_calls = LOAD(h->hier_calls);
+    out->helper_rounds = LOAD(h->helper_rounds);
 }
 
 void acis_stats_zero(void)

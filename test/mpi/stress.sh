@@ -1,18 +1,23 @@
 #!/bin/sh
 # stress.sh -- random nonblocking collectives on 4 communicators with a
 # window of 20 outstanding requests, point-to-point traffic, every
-# completion function and short sleeps (stress), at 2 ranks.
-# ACIS_STRESS_RANKS="4 8" ACIS_STRESS_ITERS=50 run it wider and longer by
-# hand: at 4 ranks it still hangs now and then (seeds 7, 1795452877), an
-# open bug described in docs/reliability.md, so make check does not run it
-# there yet.  make check uses seed 7 (ACIS_STRESS_SEED changes it;
-# ACIS_STRESS_SEED=0 picks one per run).
+# completion function and short sleeps (stress): 2 ranks, 4 ranks on both
+# channels, and 8 ranks for one round.  make check uses seeds 7 and
+# 1795452877 (which hung at 4 ranks before MPI_Wait on an acis request
+# moved MPICH too); ACIS_STRESS_SEED picks one (0: a new one per run),
+# ACIS_STRESS_ITERS more rounds.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on
-SEED=--seed=${ACIS_STRESS_SEED:-7}
-for np in ${ACIS_STRESS_RANKS:-2}; do
-    note "stress, $np ranks"
-    ACIS_TEST_TIMEOUT=${ACIS_TEST_TIMEOUT:-120} \
-        run_mpi $np "$TESTS_DIR/stress" --iters=${ACIS_STRESS_ITERS:-3} $SEED ||
-        fail "stress, $np ranks"
+ITERS=${ACIS_STRESS_ITERS:-3}
+stress() {    # NP DEVICE SEED ROUNDS
+    note "stress, $1 ranks, $2, seed $3"
+    MPIR_CVAR_OFFLOAD_DEVICE=$2 ACIS_TEST_TIMEOUT=${ACIS_TEST_TIMEOUT:-180} \
+        run_mpi $1 "$TESTS_DIR/stress" --iters=$4 --seed=$3 ||
+        fail "stress, $1 ranks, $2, seed $3"
+}
+for seed in ${ACIS_STRESS_SEED:-7 1795452877}; do
+    stress 2 auto $seed $ITERS
+    stress 4 shm $seed $ITERS
+    stress 4 udp $seed $ITERS
 done
+stress 8 auto ${ACIS_STRESS_SEED:-7} 1
