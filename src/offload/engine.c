@@ -17,7 +17,6 @@
 #include "util/util.h"
 
 #define BATCH 64
-#define POKE_AFTER 64     /* idle rounds of a wait before it pokes MPICH too */
 
 static void coff_free(void *p)
 {
@@ -280,33 +279,36 @@ void acis_engine_lost(const char *why)
                 "ranks, then MPICH", why);
 }
 
-void acis_mpich_poke(void)
+int acis_mpich_poke(uint64_t *last_ns)
 {
+    uint64_t now = acis_now_ns();
+    if (now - *last_ns < ACIS_POKE_NS)
+        return 0;
+    *last_ns = now;
     int flag;
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, acis_oc.poke_comm, &flag, MPI_STATUS_IGNORE);
+    return 1;
 }
 
 void acis_op_wait(struct acis_op *op)
 {
-    uint64_t idle_since = acis_now_ns();
+    uint64_t idle_since = acis_now_ns(), poked = idle_since;
     int counted = acis_oc.helper.started;        /* the progress helper keeps off */
     if (counted)
         atomic_fetch_add(&acis_oc.waiters, 1);
-    for (unsigned n = 1;; n++) {
+    for (;;) {
         int got = acis_engine_progress();
         if (atomic_load(&op->done) || atomic_load(&op->abandoned))
             break;
         if (got > 0) {
             idle_since = acis_now_ns();
-            n = 0;
             continue;
         }
         if (acis_comm_lost(op->cs)) {
             acis_fix_wait();                    /* the members finish it */
             continue;
         }
-        if (n >= POKE_AFTER)
-            acis_mpich_poke();
+        acis_mpich_poke(&poked);
         if (got < 0 || acis_dev_wait(idle_since) < 0) {
             char why[96] = "the channel failed";
             if (got == 0)

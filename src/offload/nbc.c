@@ -141,7 +141,7 @@ static int poll_fn(void *state, MPI_Status *status)
             acis_engine_progress();
         advance(x, 0);
         if (!acis_exec_complete(x))
-            acis_mpich_poke();       /* MPI_Wait calls only this function */
+            acis_mpich_poke(&x->poked);  /* MPI_Wait calls only this function */
     }
     return MPI_SUCCESS;
 }
@@ -189,6 +189,7 @@ int acis_nb_start(const struct acis_call *c)
         return MPI_ERR_NO_MEM;
     }
     x->req = *c->req;
+    x->poked = acis_now_ns();
     acis_comm_hold(c->cs);
     hold_types(x);
     acis_helper_enter();

@@ -34,6 +34,7 @@ struct acis_helper {
     int look_us;              /* MPIR_CVAR_OFFLOAD_PROGRESS_US; 0: none */
     int started, failed, stop;
     atomic_int live;          /* nonblocking collectives in flight */
+    atomic_int parked;        /* asleep until one starts */
 };
 
 struct acis_offload_ctx {
@@ -118,12 +119,15 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs);
 int acis_engine_progress(void);
 void acis_op_wait(struct acis_op *op);
 
-/* Let MPICH move once: a peer may need this rank's point-to-point progress
- * (a rendezvous send, a collective MPICH runs) before it can send its own
+/* Let MPICH move once if ACIS_POKE_NS passed since *last_ns (then reset
+ * it; returns 1): a peer may need this rank's point-to-point progress (a
+ * rendezvous send, a collective MPICH runs) before it can send its own
  * part of the collective this rank waits for.  acis_op_wait pokes while it
  * waits; so does the poll function of a nonblocking call, as MPI_Wait on
- * a generalized request runs nothing but that function. */
-void acis_mpich_poke(void);
+ * a generalized request runs nothing but that function.  Collectives that
+ * finish sooner never pay for a probe. */
+#define ACIS_POKE_NS 50000
+int acis_mpich_poke(uint64_t *last_ns);
 
 /* The switch failed (no answer for MPIR_CVAR_OFFLOAD_TIMEOUT_MS, or a peer
  * says so): collectives of its communicators are finished by the members
@@ -230,6 +234,7 @@ struct acis_exec {
                                  stype, rtype (MPI_DATATYPE_NULL if none) */
     MPI_Request req;          /* nonblocking: its generalized request */
     MPI_Request inner;
+    uint64_t poked;           /* nonblocking: when it last let MPICH move */
     struct acis_exec *next_exec; /* acis_coff.execs */
 };
 

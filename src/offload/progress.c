@@ -7,8 +7,9 @@
  * segments (beyond the first window) never leave and the peers wait for
  * them forever.
  *
- * The helper sleeps while no nonblocking collective is in flight.  While
- * one is, it looks every MPIR_CVAR_OFFLOAD_PROGRESS_US: if no thread has
+ * The helper sleeps while no nonblocking collective has been in flight for
+ * two looks (so a stream of short ones costs no wake-ups).  While one is,
+ * it looks every MPIR_CVAR_OFFLOAD_PROGRESS_US: if no thread has
  * moved the engine since the last look and none is waiting in acis, it
  * moves it (sends, takes answers, resends overdue packets) until nothing
  * more arrives.  It makes no MPI call; finishing requests stays with the
@@ -50,10 +51,18 @@ static void *run(void *arg)
 {
     struct acis_helper *h = arg;
     uint64_t seen = 0;
+    int idle = 0;                       /* looks in a row with nothing in flight */
     pthread_mutex_lock(&h->lock);
     while (!h->stop) {
-        if (atomic_load(&h->live) == 0) {
-            pthread_cond_wait(&h->wake, &h->lock);
+        if (idle >= 2) {
+            /* Park until a collective starts.  parked is published before
+             * live is read again, and the starter adds to live before it
+             * reads parked: one of them sees the other (no lost wake-up). */
+            atomic_store(&h->parked, 1);
+            if (atomic_load(&h->live) == 0 && !h->stop)
+                pthread_cond_wait(&h->wake, &h->lock);
+            atomic_store(&h->parked, 0);
+            idle = 0;
             seen = atomic_load_explicit(&acis_oc.rounds, memory_order_relaxed);
             continue;
         }
@@ -61,6 +70,11 @@ static void *run(void *arg)
         deadline_after(&ts, h->look_us);
         if (pthread_cond_timedwait(&h->wake, &h->lock, &ts) != ETIMEDOUT || h->stop)
             continue;
+        if (atomic_load(&h->live) == 0) {
+            idle++;
+            continue;
+        }
+        idle = 0;
         pthread_mutex_unlock(&h->lock);
         uint64_t now = atomic_load_explicit(&acis_oc.rounds, memory_order_relaxed);
         if (now == seen && atomic_load(&acis_oc.waiters) == 0)
@@ -103,7 +117,7 @@ void acis_helper_enter(void)
         }
         h->started = 1;
     }
-    if (first) {                                 /* it may sleep without a deadline */
+    if (first && atomic_load(&h->parked)) {      /* it sleeps without a deadline */
         pthread_mutex_lock(&h->lock);
         pthread_cond_signal(&h->wake);
         pthread_mutex_unlock(&h->lock);
