@@ -30,6 +30,12 @@ void acis_run_init(void)
 
 /* This rank cannot go on with x (no memory, or an unpack MPICH refused):
  * never abort; the caller gets err, what is held is freed, -1. */
+int acis_raise(MPI_Comm comm, int code)
+{
+    PMPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
 static int failed(struct acis_exec *x, int err, const char *what)
 {
     acis_log(0, "%s: %s; the call returns an error", acis_coll_name(x->c.coll), what);
@@ -155,7 +161,7 @@ int acis_exec_run(struct acis_exec *x)
         }
     }
     if (rc == 1 || rc == -1)
-        return x->err;
+        return x->err == MPI_SUCCESS ? MPI_SUCCESS : acis_raise(x->c.comm, x->err);
     /* The communicator went to MPICH: earlier nonblocking calls first. */
     if (x->phase)
         ACIS_COUNT(redone, 1);

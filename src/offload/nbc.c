@@ -172,7 +172,7 @@ int acis_nb_start(const struct acis_call *c)
     struct acis_exec *x = calloc(1, sizeof *x);
     if (!x) {
         acis_log(0, "%s: out of memory; the call returns an error", acis_coll_name(c->coll));
-        return MPI_ERR_NO_MEM;
+        return acis_raise(c->comm, MPI_ERR_NO_MEM);
     }
     x->c = *c;
     int rc = acis_exec_link(x);
@@ -186,7 +186,7 @@ int acis_nb_start(const struct acis_call *c)
                  acis_coll_name(c->coll));
         acis_exec_unlink(x);
         free(x);
-        return MPI_ERR_NO_MEM;
+        return acis_raise(c->comm, MPI_ERR_NO_MEM);
     }
     x->req = *c->req;
     x->poked = acis_now_ns();

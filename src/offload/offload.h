@@ -240,6 +240,14 @@ struct acis_exec {
 
 enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
 
+/* An error acis itself gives a call on comm goes through comm's error
+ * handler first, as MPICH's own errors do (MPI_ERRORS_ARE_FATAL, the
+ * default, ends the job; MPI_ERRORS_RETURN hands the code back): a code
+ * alone would let an application that never checks go on with a wrong
+ * result.  Returns code.  Errors of nonblocking calls surface in the
+ * completion call, through MPICH. */
+int acis_raise(MPI_Comm comm, int code);
+
 /* The same call made to MPICH, with the caller's arguments. */
 int acis_call_pmpi(const struct acis_call *c);
 
