@@ -50,6 +50,11 @@ static const struct builtin builtins[] = {
     { MPI_INTEGER, ACIS_DT_I32 }, { MPI_REAL, ACIS_DT_F32 },
     { MPI_DOUBLE_PRECISION, ACIS_DT_F64 }, { MPI_COMPLEX, ACIS_DT_C32 },
     { MPI_DOUBLE_COMPLEX, ACIS_DT_C64 }, { MPI_2INTEGER, ACIS_DT_2INT },
+    /* Fortran's sized types (BLACS combines with MPI_INTEGER4) */
+    { MPI_INTEGER1, ACIS_DT_I8 }, { MPI_INTEGER2, ACIS_DT_I16 },
+    { MPI_INTEGER4, ACIS_DT_I32 }, { MPI_INTEGER8, ACIS_DT_I64 },
+    { MPI_REAL4, ACIS_DT_F32 }, { MPI_REAL8, ACIS_DT_F64 },
+    { MPI_COMPLEX8, ACIS_DT_C32 }, { MPI_COMPLEX16, ACIS_DT_C64 },
 };
 #define NBUILTIN (sizeof builtins / sizeof builtins[0])
 

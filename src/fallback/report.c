@@ -27,7 +27,15 @@ void acis_report(const struct acis_call *c, struct acis_comm *cs,
     PMPI_Comm_get_name(c->comm, name, &len);
     if (len == 0)
         snprintf(name, sizeof name, "communicator %#lx", (unsigned long)c->comm);
-    acis_log(0, "%s on %s (%d ranks, %llu bytes): %s%s",
+    char type[MPI_MAX_OBJECT_NAME + 4] = "";
+    if (reason == ACIS_REASON_DATATYPE || reason == ACIS_REASON_OP_DATATYPE) {
+        char tn[MPI_MAX_OBJECT_NAME] = "";
+        int tl = 0;                     /* which type: the user can act on it */
+        if (c->stype != MPI_DATATYPE_NULL)
+            PMPI_Type_get_name(c->stype, tn, &tl);
+        snprintf(type, sizeof type, " (%s)", tl ? tn : "a derived datatype");
+    }
+    acis_log(0, "%s on %s (%d ranks, %llu bytes): %s%s%s",
              acis_coll_name(c->coll), name, cs->size, (unsigned long long)c->bytes,
-             reason == ACIS_REASON_NONE ? "" : "software: ", acis_reason_text(reason));
+             reason == ACIS_REASON_NONE ? "" : "software: ", acis_reason_text(reason), type);
 }

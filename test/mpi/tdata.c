@@ -47,6 +47,10 @@ const struct ttype ttypes[] = {
     C(MPI_C_LONG_DOUBLE_COMPLEX, 16),
     T(MPI_C_BOOL, TK_BOOL, 1),
     T(MPI_BYTE, TK_BYTE, 1),
+    T(MPI_INTEGER4, TK_SINT, 4),        /* Fortran's sized types */
+    T(MPI_INTEGER8, TK_SINT, 8),
+    T(MPI_REAL8, TK_FLOAT, 8),
+    C(MPI_COMPLEX16, 8),
     P(MPI_FLOAT_INT, TK_FLOAT, 4, struct pf),
     P(MPI_DOUBLE_INT, TK_FLOAT, 8, struct pd),
     P(MPI_LONG_INT, TK_SINT, 8, struct pl),
