@@ -293,7 +293,7 @@ int acis_mpich_poke(uint64_t *last_ns)
 void acis_op_wait(struct acis_op *op)
 {
     uint64_t idle_since = acis_now_ns(), poked = idle_since;
-    int counted = acis_oc.helper.started;        /* the progress helper keeps off */
+    int counted = atomic_load_explicit(&acis_oc.helper.started, memory_order_relaxed);        /* the progress helper keeps off */
     if (counted)
         atomic_fetch_add(&acis_oc.waiters, 1);
     for (;;) {

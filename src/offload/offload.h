@@ -32,7 +32,8 @@ struct acis_helper {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     int look_us;              /* MPIR_CVAR_OFFLOAD_PROGRESS_US; 0: none */
-    int started, failed, stop;
+    atomic_int started;       /* the thread runs */
+    int failed, stop;
     atomic_int live;          /* nonblocking collectives in flight */
     atomic_int parked;        /* asleep until one starts */
 };

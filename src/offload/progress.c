@@ -104,18 +104,25 @@ void acis_helper_enter(void)
     if (h->look_us <= 0)
         return;
     int first = atomic_fetch_add(&h->live, 1) == 0;
-    if (!h->started && !h->failed) {
-        /* Only this thread exists besides MPICH's own (or the application
-         * serializes its MPI calls): the device takes its lock from now. */
-        acis_dev_set_threaded(1);
-        int rc = pthread_create(&h->thread, NULL, run, h);
-        if (rc != 0) {
-            h->failed = 1;
-            acis_log(1, "cannot start the progress helper (%s): a rank blocked in "
-                        "MPICH holds back its peers' nonblocking collectives", strerror(rc));
-            return;
+    if (!atomic_load(&h->started) && !h->failed) {
+        /* Under MPI_THREAD_MULTIPLE two threads may get here at once: one
+         * starts it.  Otherwise only this thread exists besides MPICH's own
+         * (or the application serializes its MPI calls), so switching the
+         * device to taking its lock is safe. */
+        pthread_mutex_lock(&h->lock);
+        if (!atomic_load(&h->started) && !h->failed) {
+            acis_dev_set_threaded(1);
+            int rc = pthread_create(&h->thread, NULL, run, h);
+            if (rc == 0)
+                atomic_store(&h->started, 1);
+            else {
+                h->failed = 1;
+                acis_log(1, "cannot start the progress helper (%s): a rank blocked in "
+                            "MPICH holds back its peers' nonblocking collectives",
+                         strerror(rc));
+            }
         }
-        h->started = 1;
+        pthread_mutex_unlock(&h->lock);
     }
     if (first && atomic_load(&h->parked)) {      /* it sleeps without a deadline */
         pthread_mutex_lock(&h->lock);
@@ -133,13 +140,13 @@ void acis_helper_leave(void)
 void acis_helper_stop(void)
 {
     struct acis_helper *h = &acis_oc.helper;
-    if (h->started) {
+    if (atomic_load(&h->started)) {
         pthread_mutex_lock(&h->lock);
         h->stop = 1;
         pthread_cond_signal(&h->wake);
         pthread_mutex_unlock(&h->lock);
         pthread_join(h->thread, NULL);
-        h->started = 0;
+        atomic_store(&h->started, 0);
         h->stop = 0;
     }
     atomic_store(&h->live, 0);
