@@ -56,9 +56,12 @@ static void one(long i, MPI_Comm *comms, int ncomms, size_t max_bytes, char *b[4
 
     const struct ttype *t;
     MPI_Op op = MPI_OP_NULL;
-    do {                                       /* holey pair types only reduce */
+    /* Holey pair types only reduce, and MPICH 4.0.2's binomial gather and
+     * scatter truncate MPI_C_LONG_DOUBLE_COMPLEX messages (a 4-rank gather
+     * of 386 at root 1 fails in plain MPICH): no reference to compare with. */
+    do {
         t = &ttypes[draw((uint32_t)nttypes)];
-    } while (!is_reduction(s) && t->kind == TK_PAIR);
+    } while (!is_reduction(s) && (t->kind == TK_PAIR || t->type == MPI_C_LONG_DOUBLE_COMPLEX));
     if (is_reduction(s))
         do
             op = tops[draw((uint32_t)ntops)].op;
