@@ -279,15 +279,14 @@ void acis_engine_lost(const char *why)
                 "ranks, then MPICH", why);
 }
 
-int acis_mpich_poke(uint64_t *last_ns)
+void acis_mpich_poke(uint64_t *last_ns)
 {
     uint64_t now = acis_now_ns();
     if (now - *last_ns < ACIS_POKE_NS)
-        return 0;
+        return;
     *last_ns = now;
     int flag;
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, acis_oc.poke_comm, &flag, MPI_STATUS_IGNORE);
-    return 1;
 }
 
 void acis_op_wait(struct acis_op *op)

@@ -53,13 +53,15 @@ static int start(void)
     stop_if_any(bad, err);
     check_same_cvars();
     acis_util.verbose = (int)ACIS_CV(OFFLOAD_VERBOSE);
-    /* a communicator no message uses: probing it only drives MPICH */
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &acis_oc.poke_comm) != MPI_SUCCESS)
-        acis_oc.poke_comm = MPI_COMM_WORLD;
 
     acis_fb.device_ok = 0;
     if (ACIS_CV(OFFLOAD) != ACIS_OFF && ACIS_CV(OFFLOAD_DEVICE) != ACIS_DEV_NONE)
         acis_fb.device_ok = acis_connect() == 0;
+    /* Only a job that may offload (every rank agrees) waits in acis: a
+     * communicator no message uses, probing it only drives MPICH. */
+    acis_oc.poke_comm = MPI_COMM_WORLD;
+    if (acis_fb.device_ok && PMPI_Comm_dup(MPI_COMM_WORLD, &acis_oc.poke_comm) != MPI_SUCCESS)
+        acis_oc.poke_comm = MPI_COMM_WORLD;
     acis_ct.threaded = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
     if (acis_commtable_init(acis_fb.device_ok ? acis_dev_info()->tables : 0) != 0 ||
         acis_fallback_init() != 0) {

@@ -121,14 +121,14 @@ int acis_engine_progress(void);
 void acis_op_wait(struct acis_op *op);
 
 /* Let MPICH move once if ACIS_POKE_NS passed since *last_ns (then reset
- * it; returns 1): a peer may need this rank's point-to-point progress (a
+ * it): a peer may need this rank's point-to-point progress (a
  * rendezvous send, a collective MPICH runs) before it can send its own
  * part of the collective this rank waits for.  acis_op_wait pokes while it
  * waits; so does the poll function of a nonblocking call, as MPI_Wait on
  * a generalized request runs nothing but that function.  Collectives that
  * finish sooner never pay for a probe. */
 #define ACIS_POKE_NS 50000
-int acis_mpich_poke(uint64_t *last_ns);
+void acis_mpich_poke(uint64_t *last_ns);
 
 /* The switch failed (no answer for MPIR_CVAR_OFFLOAD_TIMEOUT_MS, or a peer
  * says so): collectives of its communicators are finished by the members

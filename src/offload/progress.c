@@ -28,12 +28,12 @@
 
 #define ROUNDS_PER_LOOK 256     /* engine rounds at most per look */
 
-static void deadline_after(struct timespec *ts, long us)
+/* us from now on acis_now_ns's clock (CLOCK_MONOTONIC, as the condition
+ * variable is set up to use). */
+static struct timespec deadline_after(long us)
 {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_nsec += us * 1000;
-    ts->tv_sec += ts->tv_nsec / 1000000000;
-    ts->tv_nsec %= 1000000000;
+    uint64_t t = acis_now_ns() + (uint64_t)us * 1000;
+    return (struct timespec){ (time_t)(t / 1000000000), (long)(t % 1000000000) };
 }
 
 /* Move the engine (the first round sends what the window allows) while
@@ -66,8 +66,7 @@ static void *run(void *arg)
             seen = atomic_load_explicit(&acis_oc.rounds, memory_order_relaxed);
             continue;
         }
-        struct timespec ts;
-        deadline_after(&ts, h->look_us);
+        struct timespec ts = deadline_after(h->look_us);
         if (pthread_cond_timedwait(&h->wake, &h->lock, &ts) != ETIMEDOUT || h->stop)
             continue;
         if (atomic_load(&h->live) == 0) {
