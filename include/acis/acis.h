@@ -60,12 +60,17 @@ struct acis_host_stats {
                                               members' packets */
     uint64_t peer_served;                  /* packets given to members recovering */
     uint64_t redone;                       /* collectives begun in the switch and
-                                              redone in MPICH after it failed */
+                                              redone in MPICH after it failed,
+                                              or because a member abstained */
     uint64_t hier_calls;                   /* collectives run through the node
                                               hierarchy (leaders used the switch) */
     uint64_t helper_rounds;                /* engine rounds the progress helper
                                               ran while the application was
                                               away from acis */
+    uint64_t abstained;                    /* offloaded calls this process could
+                                              not take part in (no memory after
+                                              the decision): it sent no data and
+                                              every member redid the call in MPICH */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

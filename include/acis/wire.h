@@ -102,7 +102,11 @@ enum acis_wdt {
                                    segment waits for other members (alive) */
 #define ACIS_F_LOST    0x0020   /* host packet: the sender had lost its switch
                                    when it started the collective (recovery) */
-#define ACIS_F_KNOWN   0x003f
+#define ACIS_F_ABSTAIN 0x0040   /* host packet: the sender cannot take part (no
+                                   memory for its data) and sends none; switch
+                                   answer (with ERROR): a member abstained, every
+                                   member redoes the collective in MPICH */
+#define ACIS_F_KNOWN   0x007f
 
 /* The header, decoded.  Field order and widths are those on the wire. */
 struct acis_hdr {
@@ -226,7 +230,8 @@ enum acis_status {
     X(buffer_bytes, "bytes of aggregation buffers allocated")                \
     X(repeats, "answers sent again for repeated packets")                    \
     X(drop_stale, "dropped: a segment older than the slot's last two")      \
-    X(pending, "repeats of waiting segments answered 'pending'")
+    X(pending, "repeats of waiting segments answered 'pending'")            \
+    X(abstained, "segments answered with an error: a member abstained")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,

@@ -45,13 +45,53 @@ static int failed(struct acis_exec *x, int err, const char *what)
     return -1;
 }
 
+/* MPIR_CVAR_OFFLOAD_FAULT_NOMEM: act as if this blocking call's buffers
+ * could not be had (tests).  Draws are numbered: threads need no lock. */
+static int injected_nomem(const struct acis_exec *x)
+{
+    uint64_t rate = (uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM);
+    if (!rate || acis_coll_form(x->c.coll) != ACIS_FORM_BLOCKING)
+        return 0;
+    uint64_t z = atomic_fetch_add(&acis_oc.nomem_draws, 1) +
+                 ((uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) << 32 ^ (uint64_t)acis_oc.world_rank) *
+                     0x9E3779B97F4A7C15ull;
+    z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9ull;        /* splitmix64 */
+    z = (z ^ z >> 27) * 0x94D049BB133111EBull;
+    return (z ^ z >> 31) % (uint64_t)ACIS_RATE_ONE < rate;
+}
+
+/* This rank cannot have its data in wire form (no memory, or MPICH would
+ * not pack it), after every member decided to offload.  Leaving a
+ * blocking call would leave the others waiting for its packets; so it
+ * takes part without data: its packets carry ACIS_F_ABSTAIN, the switch
+ * answers every member so, and every member redoes the call in MPICH
+ * (acis_exec_step), where nothing was touched -- all of them inside the
+ * same blocking call, so each is there to start MPICH's.  A nonblocking
+ * call cannot do this: a member may sit in MPICH (MPI_Recv) while another
+ * waits for the redone call, and only acis can start it; it returns
+ * MPI_ERR_NO_MEM (docs/reliability.md).  0, or -1 for a nonblocking call. */
+static int abstain(struct acis_exec *x)
+{
+    if (acis_coll_form(x->c.coll) != ACIS_FORM_BLOCKING)
+        return -1;
+    acis_image_free(&x->src);
+    acis_image_free(&x->dst);
+    x->op.st.abstain = 1;
+    x->op.st.inplace = 0;
+    x->op.st.src_buf = NULL;
+    x->op.st.dst_buf = NULL;
+    x->op.st.src_len = x->op.st.dst_len = 0;
+    ACIS_COUNT(abstained, 1);
+    acis_log(2, "%s: no memory for this rank's data; it sends none and every rank "
+                "redoes the call in MPICH", acis_coll_name(x->c.coll));
+    return 0;
+}
+
 /* The exchange: an allgather of every rank's 8-byte block size. */
 static int start_sizes(struct acis_exec *x)
 {
     int size = x->c.cs->size, rank = x->c.cs->rank;
-    x->blocks = calloc((size_t)size, sizeof(uint64_t));
-    if (!x->blocks)
-        return -1;
+    x->blocks = injected_nomem(x) ? NULL : calloc((size_t)size, sizeof(uint64_t));
     memset(&x->op, 0, sizeof x->op);
     x->op.st.kind = ACIS_K_ALLGATHER;
     x->op.st.dtype = ACIS_DT_BYTE;
@@ -61,6 +101,8 @@ static int start_sizes(struct acis_exec *x)
     x->op.st.src_len = 8;
     x->op.st.dst_buf = (uint8_t *)x->blocks;
     x->op.st.dst_len = 8 * (uint64_t)size;
+    if (!x->blocks && abstain(x) != 0)
+        return -1;
     x->phase = ACIS_PHASE_SIZES;
     return acis_op_start(&x->op, x->c.cs);
 }
@@ -77,10 +119,9 @@ static int start_main(struct acis_exec *x)
         return ACIS_OP_SOFTWARE;
     if (acis_plan(&x->c, x->blocks, p) != 0)
         return failed(x, MPI_ERR_INTERN, "selected for offload without a plan");
-    if (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0)
-        return -1;
-    if (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0)
-        return -1;
+    int no_data = injected_nomem(x) ||
+        (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0) ||
+        (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0);
     memset(&x->op, 0, sizeof x->op);
     x->op.st.kind = (uint8_t)p->kind;
     x->op.st.alg = (uint8_t)p->alg;
@@ -96,6 +137,8 @@ static int start_main(struct acis_exec *x)
     x->op.st.dst_len = p->has_dst ? x->dst.len : 0;
     x->op.st.inplace = (uint8_t)(p->wire && overlap(x->op.st.src_buf, x->op.st.src_len,
                                                     x->op.st.dst_buf, x->op.st.dst_len));
+    if (no_data && abstain(x) != 0)
+        return -1;
     x->phase = ACIS_PHASE_MAIN;
     return acis_op_start(&x->op, x->c.cs);
 }
@@ -124,6 +167,10 @@ int acis_exec_start(struct acis_exec *x)
 
 int acis_exec_step(struct acis_exec *x)
 {
+    if (x->op.st.refused) {             /* a member abstained: all go to MPICH */
+        acis_exec_drop(x);
+        return ACIS_OP_SOFTWARE;
+    }
     if (x->phase == ACIS_PHASE_SIZES) {
         int rc = start_main(x);
         if (rc == ACIS_OP_SOFTWARE)
@@ -162,7 +209,8 @@ int acis_exec_run(struct acis_exec *x)
     }
     if (rc == 1 || rc == -1)
         return x->err == MPI_SUCCESS ? MPI_SUCCESS : acis_raise(x->c.comm, x->err);
-    /* The communicator went to MPICH: earlier nonblocking calls first. */
+    /* The communicator went to MPICH, or a member abstained: earlier
+     * nonblocking calls first. */
     if (x->phase)
         ACIS_COUNT(redone, 1);
     acis_redo_drain(x->c.cs);

@@ -62,6 +62,7 @@ struct acis_offload_ctx {
     MPI_Comm poke_comm;       /* a private dup of MPI_COMM_WORLD: probing it
                                  moves MPICH (a probe of MPI_COMM_SELF does not) */
     atomic_uint_fast64_t rounds; /* engine rounds so far (under the device lock) */
+    atomic_uint_fast64_t nomem_draws; /* MPIR_CVAR_OFFLOAD_FAULT_NOMEM's draws */
     struct acis_helper helper;
 };
 

@@ -50,6 +50,7 @@ int acis_stream_start(struct acis_stream *s, struct acis_window *w)
 {
     s->nseg = s->total ? (uint32_t)((s->total + s->seg_bytes - 1) / s->seg_bytes) : 1;
     s->next = s->answered = 0;
+    s->refused = 0;
     s->got_one = 0;
     s->got = s->nseg <= 64 ? &s->got_one : calloc((s->nseg + 63) / 64, sizeof(uint64_t));
     if (!s->got)
@@ -97,11 +98,13 @@ static void build(const struct acis_stream *s, const struct acis_window *w, uint
         seg_len = 0;
     overlap(s->src_off, s->src_len, base, seg_len, &plo, &plen);
     overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
+    if (s->abstain)
+        plen = 0;
     struct acis_hdr h = {
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
         .opcode = ACIS_OPC(s->kind, s->alg), .op = s->op, .dtype = s->dtype,
         .flags = (uint16_t)(((pos / w->size) & 1 ? ACIS_F_ROUND : 0) |
-                            (s->lost ? ACIS_F_LOST : 0)),
+                            (s->lost ? ACIS_F_LOST : 0) | (s->abstain ? ACIS_F_ABSTAIN : 0)),
         .slot = (uint16_t)slot_of(s, w, k), .payload_len = (uint32_t)plen,
         .job_key = s->job_key, .ctx = s->ctx, .seq = s->seq, .src = s->src,
         .root = s->root, .seg_index = k, .seg_offset = plen ? plo : base,
@@ -153,11 +156,20 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     uint32_t k = h->seg_index;
     if (h->flags & ACIS_F_PENDING)
         return 1;                          /* alive, still waiting: nothing to do */
-    if (h->flags & ACIS_F_ERROR)
-        return -1;                         /* the switch could not serve it */
     if (k >= s->next || (s->got[k / 64] >> (k % 64) & 1) || h->slot != slot_of(s, w, k) ||
         ACIS_OPC_KIND(h->opcode) != s->kind || h->total_len != s->total)
         return -1;
+    /* A member abstained: the segment is answered, with nothing in it, and
+     * so is every other (the abstainer sends no data for any), here and at
+     * every member -- the collective goes to MPICH untouched everywhere. */
+    int abstained = (h->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) ==
+                    (ACIS_F_ERROR | ACIS_F_ABSTAIN);
+    if (abstained) {
+        s->refused = 1;
+        goto answered;
+    }
+    if ((h->flags & ACIS_F_ERROR) || s->abstain)
+        return -1;                         /* the switch could not serve it */
     uint64_t base = (uint64_t)k * s->seg_bytes;
     uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
     uint64_t rlo, rlen;
@@ -173,6 +185,7 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
         return -1;
     if (h->payload_len)
         memcpy(s->dst_buf + (rlo - s->dst_off), payload, rlen);
+answered:
     s->got[k / 64] |= 1ull << (k % 64);
     s->answered++;
     w->busy[h->slot] = 0;

@@ -44,6 +44,10 @@ struct acis_stream {
                                  (ACIS_F_LOST on every packet) */
     uint8_t inplace;          /* answers overwrite the piece (in-place
                                  reduction) */
+    uint8_t abstain;          /* this member has no buffers: its packets
+                                 carry ACIS_F_ABSTAIN and no data */
+    uint8_t refused;          /* an answer said a member abstained: every
+                                 member redoes the collective in MPICH */
     /* this member's piece and wanted range, in result-space bytes */
     const uint8_t *src_buf;
     uint64_t src_off, src_len;

@@ -14,6 +14,11 @@
  * member's piece and fold at completion: member r's answer is the prefix
  * 0..r, and a repeat from r after the slot moved on needs it again.
  *
+ * A member that cannot take part (no memory for its data) sends its packets
+ * with ACIS_F_ABSTAIN and no data: the slot still counts every member, but
+ * combines nothing, and answers all of them with ERROR | ABSTAIN, so the
+ * members redo the collective in MPICH together.
+ *
  * Loss: a slot keeps its previous, complete segment (the shadow copy), so
  * a member whose answer was lost repeats its packet and gets the answer
  * again; a duplicate of a packet already counted is dropped; a packet of a
@@ -80,6 +85,7 @@ static void use_reset(struct sw_use *u, uint32_t members)
     u->arrived = 0;
     u->placed = 0;
     u->have_first = 0;
+    u->abstained = 0;
     u->next = 0;
     memset(u->bits, 0, (members + 63) / 64 * sizeof(uint64_t));
 }
@@ -187,6 +193,31 @@ static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct 
         SWC(sw, multicasts)++;
 }
 
+/* A member abstained: everyone (or the one port given) hears so, without
+ * data. */
+static void emit_abstained(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
+                           uint32_t slot, const uint32_t *ports, uint32_t n)
+{
+    struct acis_hdr r;
+    result_header(sw, ct, u, slot, &r);
+    r.flags |= ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_ERROR | ACIS_F_ABSTAIN;
+    r.seg_offset = u->base;
+    sw_emit(sw, ports, n, &r, NULL, 0);
+    if (n > 1)
+        SWC(sw, multicasts)++;
+}
+
+/* Pieces held for their turn, when the fold will not happen. */
+static void drop_held(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u)
+{
+    for (uint32_t r = 0; u->held && r < ct->size; r++)
+        if (u->held[r]) {
+            free(u->held[r]);
+            u->held[r] = NULL;
+            SWC(sw, buffer_bytes) -= stride(sw);
+        }
+}
+
 /* Everyone gets their range of buf, grouped by range. */
 static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
 {
@@ -247,6 +278,10 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
 {
     uint32_t port = ct->rank_port[rank], len = u->rx_len[rank];
     SWC(sw, repeats)++;
+    if (u->abstained) {
+        emit_abstained(sw, ct, u, slot, &port, 1);
+        return;
+    }
     if (!sw_is_scan(u->kind)) {
         emit_range(sw, ct, u, slot, &port, 1, u->buf, u->rx_off[rank], len);
         return;
@@ -264,10 +299,14 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
 static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
     struct sw_use *u = &s->u[s->cur];
-    if (sw_is_scan(u->kind))
+    if (u->abstained) {
+        emit_abstained(sw, ct, u, slot, ct->rank_port, ct->size);
+        SWC(sw, abstained)++;
+    } else if (sw_is_scan(u->kind)) {
         emit_scan(sw, ct, u, slot);
-    else
+    } else {
         emit_all(sw, ct, u, slot);
+    }
     SWC(sw, segments)++;
     sw->c[ACIS_SWC_seg_barrier + u->kind - ACIS_K_BARRIER]++;
     u->done = 1;                                   /* kept for repeats */
@@ -354,7 +393,9 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         SWC(sw, pending)++;
         return;
     }
-    if (!piece_ok(ct, kind, alg, rank, h, base, len, u->busy ? u->placed : 0) ||
+    int abstain = (h->flags & ACIS_F_ABSTAIN) != 0;
+    if ((abstain ? h->payload_len != 0
+                 : !piece_ok(ct, kind, alg, rank, h, base, len, u->busy ? u->placed : 0)) ||
         (uint64_t)h->rx_off + h->rx_len > len) {
         SWC(sw, drop_range)++;
         return;
@@ -373,7 +414,11 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         u->base = base;
         u->len = len;
     }
-    if (combine(sw, ct, u, rank, h, payload) != 0) {
+    if (abstain && !u->abstained) {
+        u->abstained = 1;
+        drop_held(sw, ct, u);
+    }
+    if (!u->abstained && combine(sw, ct, u, rank, h, payload) != 0) {
         SWC(sw, drop_slot)++;                        /* out of memory: it will be repeated */
         return;
     }

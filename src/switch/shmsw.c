@@ -15,7 +15,9 @@
  * bitwise the same on every rank and every run -- and publishes the result
  * once for every member to read (a multicast that costs one write).
  * Data-movement collectives write their pieces straight into the result
- * buffer, so each byte is copied once in and once out per reader.
+ * buffer, so each byte is copied once in and once out per reader.  A post
+ * with ACIS_F_ABSTAIN (a member without memory for its data) carries no
+ * piece: nothing is folded and every member is answered ERROR | ABSTAIN.
  *
  * Why two result buffers suffice: a member posts use u+1 of a slot only
  * after it has read use u's answer, so when use u+1 completes every member
@@ -65,7 +67,7 @@ struct shm_res {                 /* slot line 0: the result doorbell */
     _Alignas(LINE) _Atomic uint64_t done;   /* use + 1 of the last completed use */
     _Atomic uint32_t bell;       /* bumped at each publication: the futex word */
     _Atomic uint32_t sleepers;
-    uint32_t error;              /* that use's posts disagreed */
+    uint32_t error;              /* that use failed: RES_MISMATCH, RES_ABSTAINED */
 };
 
 struct shm_port {                /* one member's post; its piece follows */
@@ -75,6 +77,7 @@ struct shm_port {                /* one member's post; its piece follows */
     uint32_t root;
     uint64_t total, off;         /* result-space bytes; the piece's offset */
     uint32_t len, rx_off, rx_len;
+    uint8_t abstain;             /* ACIS_F_ABSTAIN: no piece, the use fails */
 };
 
 _Static_assert(sizeof(struct shm_port) == LINE, "a port is one cache line");
@@ -87,6 +90,8 @@ struct acis_shmsw {
     uint32_t *gen;               /* rows: the row generation uses/member are for */
     uint32_t *member;            /* rows: my index among the row's members */
 };
+
+enum { RES_OK, RES_MISMATCH, RES_ABSTAINED };
 
 #define C(h, name) atomic_fetch_add_explicit(&(h)->c[ACIS_SWC_##name], 1, memory_order_relaxed)
 #define CN(h, name, n) \
@@ -437,17 +442,22 @@ static void complete(struct shm_head *h, uint32_t r, uint32_t sl, uint32_t n, ui
     struct shm_res *res = slot_res(h, r, sl);
     uint8_t *out = slot_buf(h, r, sl, use & 1);
     unsigned kind = p0->kind, rooted = sw_rooted(kind);
-    uint32_t error = 0;
+    uint32_t error = RES_OK, abstained = p0->abstain;
+    for (uint32_t m = 1; m < n; m++)
+        abstained |= slot_port(h, r, sl, m)->abstain;
     for (uint32_t m = 1; m < n; m++) {
         const struct shm_port *p = slot_port(h, r, sl, m);
         if (p->kind != kind || p->alg != p0->alg || p->op != p0->op ||
             p->dtype != p0->dtype || p->total != p0->total || p->seq != p0->seq ||
             p->seg != p0->seg || (rooted && p->root != p0->root) ||
-            (sw_is_reduction(kind) && p->len != p0->len))
-            error = 1;
+            (sw_is_reduction(kind) && !abstained && p->len != p0->len))
+            error = RES_MISMATCH;
     }
     if (error) {
         C(h, drop_mismatch);
+    } else if (abstained) {
+        error = RES_ABSTAINED;                     /* nothing to fold: all redo it */
+        C(h, abstained);
     } else if (sw_is_reduction(kind) && p0->len) {
         size_t ne = p0->len / acis_wire_dt_size(p0->dtype);
         memcpy(out, port_piece(p0), p0->len);
@@ -516,9 +526,9 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
     uint64_t seg_len = q->total_len > base ? q->total_len - base : 0;
     if (seg_len > sb)
         seg_len = sb;
-    int reduction = sw_is_reduction(kind);
+    int reduction = sw_is_reduction(kind), abstain = (q->flags & ACIS_F_ABSTAIN) != 0;
     if ((uint32_t)((q->flags & ACIS_F_ROUND) != 0) != (use & 1) ||
-        (reduction && q->payload_len != seg_len) ||
+        (abstain ? q->payload_len != 0 : reduction && q->payload_len != seg_len) ||
         (q->payload_len && (q->seg_offset < base ||
                             q->seg_offset + q->payload_len > base + seg_len)) ||
         (uint64_t)q->rx_off + q->rx_len > seg_len) {
@@ -543,6 +553,7 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
     p->len = q->payload_len;
     p->rx_off = q->rx_off;
     p->rx_len = q->rx_len;
+    p->abstain = (uint8_t)abstain;
     atomic_store_explicit(&p->use, (uint64_t)use + 1, memory_order_release);
     *w = (struct acis_shm_wait){ .q = *q, .row = r, .member = m, .use = use, .base = base };
     if (atomic_fetch_add_explicit(slot_arrived(h, r, q->slot), 1, memory_order_acq_rel) ==
@@ -564,7 +575,8 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
     a->src = ACIS_NO_RANK;
     a->checksum = 0;
     if (res->error) {
-        a->flags |= ACIS_F_ERROR | ACIS_F_ACK;
+        a->flags |= ACIS_F_ERROR | ACIS_F_ACK |
+                    (res->error == RES_ABSTAINED ? ACIS_F_ABSTAIN : 0);
         a->payload_len = a->rx_off = a->rx_len = 0;
         a->seg_offset = w->base;
         *payload = NULL;

@@ -49,6 +49,8 @@ struct sw_use {
     uint8_t done;            /* complete: kept to answer repeats */
     uint8_t kind, alg, op, dtype, round;
     uint8_t have_first;      /* buf holds a contribution already */
+    uint8_t abstained;       /* a member sent ACIS_F_ABSTAIN: nothing is
+                                combined, every member is told so */
     uint32_t placed;         /* VAR gathers: bytes placed so far */
     uint32_t next;           /* ordered reductions: members 0..next-1 are
                                 folded into buf, in rank order */

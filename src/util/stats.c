@@ -40,6 +40,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->redone = LOAD(h->redone);
     out->hier_calls = LOAD(h->hier_calls);
     out->helper_rounds = LOAD(h->helper_rounds);
+    out->abstained = LOAD(h->abstained);
 }
 
 void acis_stats_zero(void)

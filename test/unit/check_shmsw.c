@@ -3,7 +3,8 @@
  * attachment of its own to one segment (as each MPI process has), posting
  * packets in every order; results must be bitwise the rank-order fold
  * (the network switch's), whoever arrives last; concurrent hosts on
- * threads; posts that disagree are caught; the control plane. */
+ * threads; posts that disagree are caught; a member that abstains; the
+ * control plane. */
 #include "config.h"
 
 #include <check.h>
@@ -250,6 +251,63 @@ START_TEST(disagreement)
 }
 END_TEST
 
+/* A member without memory for its data abstains: whoever posts last,
+ * every member is answered ERROR | ABSTAIN with nothing in it, and the
+ * slot's next use folds normally. */
+START_TEST(abstain)
+{
+    enum { P = 3 };
+    struct fabric f;
+    fabric_up(&f, P, 4);
+    int32_t x[P] = { 1, 2, 4 };
+    for (uint32_t last = 0; last < P; last++) {
+        struct acis_shm_wait w[P];
+        uint32_t i = 2 * last;                      /* collectives i and i + 1 */
+        for (uint32_t k = 0; k < P; k++) {
+            uint32_t r = (last + 1 + k) % P;        /* member `last` posts last */
+            int abst = r == 1;
+            struct acis_hdr h = data(&f, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_I32, r, i, 4, 0,
+                                     abst ? 0 : 4, 0, 4);
+            if (abst)
+                h.flags |= ACIS_F_ABSTAIN;
+            ck_assert_int_eq(acis_shmsw_post(f.sw[r], &h, (uint8_t *)&x[r], &w[r]), 0);
+        }
+        for (uint32_t r = 0; r < P; r++) {
+            struct acis_hdr a;
+            const uint8_t *p;
+            ck_assert(acis_shmsw_ready(f.sw[r], &w[r], &a, &p));
+            ck_assert_uint_eq(a.flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN),
+                              ACIS_F_ERROR | ACIS_F_ABSTAIN);
+            ck_assert_uint_eq(a.payload_len, 0);
+        }
+        for (uint32_t r = 0; r < P; r++) {
+            struct acis_hdr h = data(&f, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_I32, r, i + 1, 4,
+                                     0, 4, 0, 4);
+            ck_assert_int_eq(acis_shmsw_post(f.sw[r], &h, (uint8_t *)&x[r], &w[r]), 0);
+        }
+        for (uint32_t r = 0; r < P; r++) {
+            struct acis_hdr a;
+            const uint8_t *p;
+            int32_t got;
+            ck_assert(acis_shmsw_ready(f.sw[r], &w[r], &a, &p));
+            ck_assert_uint_eq(a.flags & ACIS_F_ERROR, 0);
+            memcpy(&got, p, 4);
+            ck_assert_int_eq(got, 7);
+        }
+    }
+    struct acis_hdr bad = data(&f, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_I32, 0, 6, 4, 0, 4, 0, 4);
+    bad.flags |= ACIS_F_ABSTAIN;                    /* abstaining, yet with data */
+    struct acis_shm_wait w;
+    ck_assert_int_eq(acis_shmsw_post(f.sw[0], &bad, (uint8_t *)&x[0], &w), -1);
+    uint64_t c[ACIS_SWC_COUNT];
+    acis_shmsw_counters(f.sw[0], c);
+    ck_assert_uint_eq(c[ACIS_SWC_abstained], P);
+    ck_assert_uint_eq(c[ACIS_SWC_drop_mismatch], 0);
+    ck_assert_uint_eq(c[ACIS_SWC_drop_range], 1);
+    fabric_down(&f);
+}
+END_TEST
+
 /* Rows: a full table refuses, a freed row is reused with a new context. */
 START_TEST(rows)
 {
@@ -355,6 +413,7 @@ int main(void)
     tcase_add_test(tc, scans);
     tcase_add_test(tc, allgather);
     tcase_add_test(tc, disagreement);
+    tcase_add_test(tc, abstain);
     tcase_add_test(tc, rows);
     tcase_add_test(tc, threads);
     suite_add_tcase(s, tc);

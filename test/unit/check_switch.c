@@ -383,6 +383,55 @@ START_TEST(loss_and_repeats)
 }
 END_TEST
 
+/* A member without memory for its data abstains: every member of every
+ * segment is told so, nothing is written, held pieces are freed, repeats
+ * get the same answer, and the slots serve the next collective. */
+START_TEST(abstain)
+{
+    S->loss = 10;
+    S->dup = 10;
+    enum { P = 16, N = 3000 };                     /* 12 segments of 1 KiB */
+    struct sim_comm *c = world(P);
+    static float in[P][N], out[P][N];
+    struct sim_member m[P];
+    unsigned kinds[] = { ACIS_K_ALLREDUCE, ACIS_K_SCAN, ACIS_K_ALLGATHER };
+    for (unsigned k = 0; k < 3; k++) {
+        int gather = kinds[k] == ACIS_K_ALLGATHER;
+        uint64_t total = 4 * N, piece = gather ? total / P : total;
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < N; i++)
+                in[r][i] = (float)(0.1 * (r + 1) + 1e-7 * i);
+            m[r] = (struct sim_member){ in[r], gather ? r * piece : 0, piece, out[r], 0, total };
+        }
+        S->abstainer = 1 + c->host[5 + k];
+        memset(out, 0x5a, sizeof out);
+        sim_counters(S);
+        uint64_t before = S->c[ACIS_SWC_abstained];
+        ck_assert_int_eq(sim_collective(S, c, kinds[k], gather ? ACIS_OP_NONE : ACIS_OP_SUM,
+                                        gather ? ACIS_DT_BYTE : ACIS_DT_F32, 0, total, m,
+                                        20 + k), 0);
+        ck_assert_int_eq(S->refused, P);
+        for (int r = 0; r < P; r++)
+            for (size_t i = 0; i < sizeof out[r]; i++)
+                ck_assert_uint_eq(((uint8_t *)out[r])[i], 0x5a);
+        sim_counters(S);
+        ck_assert_uint_eq(S->c[ACIS_SWC_abstained] - before,
+                          (total + acis_seg_bytes(1024, kinds[k], ACIS_DT_F32) - 1) /
+                              acis_seg_bytes(1024, kinds[k], ACIS_DT_F32));
+    }
+    S->abstainer = 0;
+    sim_counters(S);
+    ck_assert_uint_gt(S->c[ACIS_SWC_repeats], 0);
+    uint64_t held = S->c[ACIS_SWC_buffer_bytes];
+    allreduce_int(c, 5 * 8 * 256 + 7, 4);          /* the slots are fine after */
+    ck_assert_int_eq(S->refused, 0);
+    sim_counters(S);
+    ck_assert_uint_le(S->c[ACIS_SWC_buffer_bytes], held);   /* no piece left held */
+    S->loss = S->dup = 0;
+    comm_free(c);
+}
+END_TEST
+
 /* A copy of an old segment arriving late cannot claim a slot. */
 START_TEST(stale_packet)
 {
@@ -766,6 +815,7 @@ int main(void)
     tcase_add_test(big, drops);
     tcase_add_test(big, gather_range);
     tcase_add_test(big, loss_and_repeats);
+    tcase_add_test(big, abstain);
     tcase_add_test(big, stale_packet);
     suite_add_tcase(s, big);
     TCase *ctl = tcase_create("control");

@@ -268,6 +268,7 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                 .src_buf = co->m[i].src, .src_off = co->m[i].src_off,
                 .src_len = co->m[i].src_len, .dst_buf = co->m[i].dst,
                 .dst_off = co->m[i].dst_off, .dst_len = co->m[i].dst_len,
+                .abstain = (uint8_t)(s->abstainer == co->c->host[i] + 1),
             };
             acis_stream_start(&p[x].st, p[x].win);
             order[x] = x;
@@ -330,8 +331,10 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
             active += !acis_stream_finished(&p[y].st);
     }
     int unfinished = 0;
+    s->refused = 0;
     for (int y = 0; y < np; y++) {
         unfinished += !acis_stream_finished(&p[y].st);
+        s->refused += p[y].st.refused;
         acis_stream_done(&p[y].st);
     }
     free(p);

@@ -39,6 +39,10 @@ struct sim {
     uint64_t c[ACIS_SWC_COUNT];
     unsigned loss, dup;          /* percent of packets lost / doubled, both ways */
     unsigned rng;
+    int abstainer;               /* 1 + index of a host whose packets carry
+                                    ACIS_F_ABSTAIN and no data; 0: none */
+    int refused;                 /* members the last sim_run ended refused
+                                    (told that a member abstained) */
 };
 
 /* A communicator: some hosts (in communicator rank order) and its row. */

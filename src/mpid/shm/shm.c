@@ -118,7 +118,7 @@ static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
         struct acis_hdr a;
         const uint8_t *payload;
         if (acis_shmsw_ready(ch->sw, &ch->out[i], &a, &payload)) {
-            if (a.flags & ACIS_F_ERROR)
+            if ((a.flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR)
                 refused(ch, &a, "found members' packets of a segment disagreeing");
             fn(arg, &a, payload);
             got++;
