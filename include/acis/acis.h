@@ -67,6 +67,9 @@ struct acis_host_stats {
     uint64_t helper_rounds;                /* engine rounds the progress helper
                                               ran while the application was
                                               away from acis */
+    uint64_t recovery_failed;              /* times the members could not finish
+                                              a collective after a switch failure:
+                                              its calls returned MPI_ERR_INTERN */
     uint64_t abstained;                    /* offloaded calls this process could
                                               not take part in (no memory after
                                               the decision): it sent no data and

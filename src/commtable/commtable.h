@@ -20,8 +20,11 @@ enum acis_ct_state {
     ACIS_CT_UNKNOWN = 0,      /* not set up yet */
     ACIS_CT_READY,            /* has a switch row */
     ACIS_CT_REFUSED,          /* no row: MPICH, for reason refused */
-    ACIS_CT_FAILED            /* its switch failed; every member agreed to
+    ACIS_CT_FAILED,           /* its switch failed; every member agreed to
                                  use MPICH from a given collective on */
+    ACIS_CT_BROKEN            /* its switch failed and the members could
+                                 not finish a collective: offloadable calls
+                                 return MPI_ERR_INTERN on every member */
 };
 
 struct acis_comm {

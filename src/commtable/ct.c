@@ -45,7 +45,8 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
 {
     if (cs->state == ACIS_CT_READY)
         return ACIS_REASON_NONE;
-    if (cs->state == ACIS_CT_REFUSED || cs->state == ACIS_CT_FAILED)
+    if (cs->state == ACIS_CT_REFUSED || cs->state == ACIS_CT_FAILED ||
+        cs->state == ACIS_CT_BROKEN)
         return cs->refused;
     acis_comm_reap(0);                 /* rows of communicators freed since */
     int lost = atomic_load(&acis_ct.device_lost);
@@ -128,7 +129,8 @@ int acis_comm_lost(const struct acis_comm *cs)
 /* Called when the communicator goes away: rank 0 gives the row back. */
 void acis_ct_release_row(struct acis_comm *cs)
 {
-    if (cs->state != ACIS_CT_READY && cs->state != ACIS_CT_FAILED)
+    if (cs->state != ACIS_CT_READY && cs->state != ACIS_CT_FAILED &&
+        cs->state != ACIS_CT_BROKEN)
         return;
     uint32_t row = (cs->ctx & 0xffff) - 1;
     acis_dev_lock();

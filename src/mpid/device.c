@@ -229,13 +229,25 @@ int acis_dev_poll(void)
     return poll_ctx(&acis_dev);
 }
 
-int acis_dev_wait(uint64_t idle_since_ns)
+/* Nanoseconds of silence: since the last packet any thread received
+ * (under MPI_THREAD_MULTIPLE another thread may take the switch's
+ * answers), or since idle_since_ns if later. */
+static uint64_t idle_ns(uint64_t idle_since_ns)
 {
-    /* Silence is measured from the last packet any thread received: under
-     * MPI_THREAD_MULTIPLE another thread may take the switch's answers. */
     uint64_t heard = atomic_load_explicit(&acis_dev.heard_ns, memory_order_relaxed);
     uint64_t now = acis_now_ns(), since = heard > idle_since_ns ? heard : idle_since_ns;
-    uint64_t idle = now > since ? now - since : 0;
+    return now > since ? now - since : 0;
+}
+
+int acis_dev_silent(uint64_t idle_since_ns)
+{
+    return !acis_dev.ops->reliable &&
+           idle_ns(idle_since_ns) > (uint64_t)acis_dev.timeout_ms * 1000000ull;
+}
+
+int acis_dev_wait(uint64_t idle_since_ns)
+{
+    uint64_t idle = idle_ns(idle_since_ns);
     int reliable = acis_dev.ops->reliable;
     if (!reliable && idle > (uint64_t)acis_dev.timeout_ms * 1000000ull)
         return -1;

@@ -92,6 +92,11 @@ int acis_dev_poll(void);
  * after timeout_ms of silence since the last packet. */
 int acis_dev_wait(uint64_t idle_since_ns);
 
+/* 1 if nothing was heard for timeout_ms since idle_since_ns (or since the
+ * last packet any thread received, if later); never on a reliable
+ * channel.  For waits that cannot sleep here (a poll function). */
+int acis_dev_silent(uint64_t idle_since_ns);
+
 /* Sleep until something may be readable (our socket, or the embedded
  * switch's) or ms pass; no spinning.  0, or -1 on a channel error. */
 int acis_dev_sleep(int ms);

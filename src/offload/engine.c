@@ -139,6 +139,7 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     op->next = NULL;
     atomic_store(&op->done, 0);
     atomic_store(&op->abandoned, 0);
+    atomic_store(&op->failed, 0);
     op->st.ctx = cs->ctx;
     op->st.seq = ++co->seq;
     op->st.src = (uint32_t)acis_oc.world_rank;
@@ -279,6 +280,16 @@ void acis_engine_lost(const char *why)
                 "ranks, then MPICH", why);
 }
 
+void acis_engine_silent(int channel_failed)
+{
+    char why[96] = "the channel failed";
+    if (!channel_failed)
+        snprintf(why, sizeof why, "no answer for %lld ms", (long long)ACIS_CV(OFFLOAD_TIMEOUT_MS));
+    acis_dev_lock();
+    acis_engine_lost(why);
+    acis_dev_unlock();
+}
+
 void acis_mpich_poke(uint64_t *last_ns)
 {
     uint64_t now = acis_now_ns();
@@ -308,15 +319,8 @@ void acis_op_wait(struct acis_op *op)
             continue;
         }
         acis_mpich_poke(&poked);
-        if (got < 0 || acis_dev_wait(idle_since) < 0) {
-            char why[96] = "the channel failed";
-            if (got == 0)
-                snprintf(why, sizeof why, "no answer for %lld ms",
-                         (long long)ACIS_CV(OFFLOAD_TIMEOUT_MS));
-            acis_dev_lock();
-            acis_engine_lost(why);
-            acis_dev_unlock();
-        }
+        if (got < 0 || acis_dev_wait(idle_since) < 0)
+            acis_engine_silent(got < 0);
     }
     if (counted)
         atomic_fetch_sub(&acis_oc.waiters, 1);

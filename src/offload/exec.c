@@ -52,12 +52,7 @@ static int injected_nomem(const struct acis_exec *x)
     uint64_t rate = (uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM);
     if (!rate || acis_coll_form(x->c.coll) != ACIS_FORM_BLOCKING)
         return 0;
-    uint64_t z = atomic_fetch_add(&acis_oc.nomem_draws, 1) +
-                 ((uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) << 32 ^ (uint64_t)acis_oc.world_rank) *
-                     0x9E3779B97F4A7C15ull;
-    z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9ull;        /* splitmix64 */
-    z = (z ^ z >> 27) * 0x94D049BB133111EBull;
-    return (z ^ z >> 31) % (uint64_t)ACIS_RATE_ONE < rate;
+    return acis_fault_pick(rate, acis_oc.fault_seed, atomic_fetch_add(&acis_oc.fault_draws, 1));
 }
 
 /* This rank cannot have its data in wire form (no memory, or MPICH would
@@ -151,6 +146,15 @@ void acis_exec_drop(struct acis_exec *x)
     x->blocks = NULL;
 }
 
+/* The communicator broke while the call started (recover.c): it fails
+ * here as on every member, rather than going to MPICH alone. */
+static int software_or_broken(struct acis_exec *x)
+{
+    if (x->c.cs->state != ACIS_CT_BROKEN)
+        return ACIS_OP_SOFTWARE;
+    return failed(x, MPI_ERR_INTERN, "its communicator broke after a switch failure");
+}
+
 int acis_exec_start(struct acis_exec *x)
 {
     x->blocks = NULL;
@@ -158,7 +162,7 @@ int acis_exec_start(struct acis_exec *x)
     memset(&x->dst, 0, sizeof x->dst);
     x->err = MPI_SUCCESS;
     int rc = acis_plan_needs_sizes(&x->c, &x->mine) ? start_sizes(x) : start_main(x);
-    if (rc == ACIS_OP_SOFTWARE)
+    if (rc == ACIS_OP_SOFTWARE && (rc = software_or_broken(x)) == ACIS_OP_SOFTWARE)
         acis_exec_drop(x);
     else if (rc != 0 && x->phase != ACIS_PHASE_DONE)
         return failed(x, MPI_ERR_NO_MEM, "out of memory starting the collective");
@@ -167,13 +171,16 @@ int acis_exec_start(struct acis_exec *x)
 
 int acis_exec_step(struct acis_exec *x)
 {
+    if (atomic_load(&x->op.failed))     /* recovery could not finish it */
+        return failed(x, MPI_ERR_INTERN, "its switch failed and the ranks could not "
+                                         "finish it");
     if (x->op.st.refused) {             /* a member abstained: all go to MPICH */
         acis_exec_drop(x);
         return ACIS_OP_SOFTWARE;
     }
     if (x->phase == ACIS_PHASE_SIZES) {
         int rc = start_main(x);
-        if (rc == ACIS_OP_SOFTWARE)
+        if (rc == ACIS_OP_SOFTWARE && (rc = software_or_broken(x)) == ACIS_OP_SOFTWARE)
             acis_exec_drop(x);
         else if (rc != 0 && x->phase != ACIS_PHASE_DONE)
             return failed(x, MPI_ERR_NO_MEM, "out of memory starting the collective");

@@ -53,6 +53,8 @@ static int start(void)
     stop_if_any(bad, err);
     check_same_cvars();
     acis_util.verbose = (int)ACIS_CV(OFFLOAD_VERBOSE);
+    acis_oc.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) << 32 ^
+                         (uint64_t)acis_oc.world_rank;
 
     acis_fb.device_ok = 0;
     if (ACIS_CV(OFFLOAD) != ACIS_OFF && ACIS_CV(OFFLOAD_DEVICE) != ACIS_DEV_NONE)

@@ -111,8 +111,11 @@
             return CALL;                                                      \
         }                                                                     \
         struct acis_call c_ = { .coll = ACIS_COLL_##ID, __VA_ARGS__ };        \
-        if (acis_select(&c_) == ACIS_REASON_NONE)                             \
+        acis_reason_t r_ = acis_select(&c_);                                  \
+        if (r_ == ACIS_REASON_NONE)                                           \
             return acis_offload_run(&c_);                                     \
+        if (r_ == ACIS_REASON_BROKEN)       /* recover.c: fails everywhere */ \
+            return acis_raise(c_.comm, MPI_ERR_INTERN);                       \
         if (atomic_load(&acis_oc.redo_pending))                               \
             acis_redo_before(c_.comm);      /* after a switch failure */      \
         return CALL;                                                          \

@@ -137,8 +137,13 @@ static int poll_fn(void *state, MPI_Status *status)
     (void)status;
     struct acis_exec *x = state;
     if (!acis_exec_complete(x)) {
-        if (!atomic_load(&x->redo))
-            acis_engine_progress();
+        /* MPI_Wait runs nothing else: the silence of a dead switch must be
+         * noticed here too, or it waits for it forever. */
+        if (!atomic_load(&x->redo)) {
+            int got = acis_engine_progress();
+            if (got < 0 || (got == 0 && !acis_comm_lost(x->c.cs) && acis_dev_silent(x->started)))
+                acis_engine_silent(got < 0);
+        }
         advance(x, 0);
         if (!acis_exec_complete(x))
             acis_mpich_poke(&x->poked);  /* MPI_Wait calls only this function */
@@ -178,6 +183,8 @@ int acis_nb_start(const struct acis_call *c)
     int rc = acis_exec_link(x);
     if (rc != 0) {                           /* the communicator went to MPICH */
         free(x);
+        if (c->cs->state == ACIS_CT_BROKEN)  /* ... or broke (recover.c) */
+            return acis_raise(c->comm, MPI_ERR_INTERN);
         acis_redo_drain(c->cs);
         return acis_call_pmpi(c);
     }
@@ -189,7 +196,7 @@ int acis_nb_start(const struct acis_call *c)
         return acis_raise(c->comm, MPI_ERR_NO_MEM);
     }
     x->req = *c->req;
-    x->poked = acis_now_ns();
+    x->poked = x->started = acis_now_ns();
     acis_comm_hold(c->cs);
     hold_types(x);
     acis_helper_enter();

@@ -62,7 +62,9 @@ struct acis_offload_ctx {
     MPI_Comm poke_comm;       /* a private dup of MPI_COMM_WORLD: probing it
                                  moves MPICH (a probe of MPI_COMM_SELF does not) */
     atomic_uint_fast64_t rounds; /* engine rounds so far (under the device lock) */
-    atomic_uint_fast64_t nomem_draws; /* MPIR_CVAR_OFFLOAD_FAULT_NOMEM's draws */
+    uint64_t fault_seed;      /* MPIR_CVAR_OFFLOAD_FAULT_SEED mixed with the rank */
+    atomic_uint_fast64_t fault_draws; /* FAULT_NOMEM's and FAULT_FORGET's draws */
+    unsigned fix_nomem_warned; /* recovery ran out of memory (said once) */
     struct acis_helper helper;
 };
 
@@ -76,6 +78,8 @@ struct acis_op {
     atomic_int done;          /* every answer in, off the lists */
     atomic_int abandoned;     /* its communicator went to MPICH first: the
                                  call is redone there (recover.c) */
+    atomic_int failed;        /* the members could not finish it after a
+                                 switch failure: the call returns an error */
 };
 
 /* A copy of a packet this rank sent, kept while another member may still
@@ -135,6 +139,9 @@ void acis_mpich_poke(uint64_t *last_ns);
  * says so): collectives of its communicators are finished by the members
  * from now on (device lock held). */
 void acis_engine_lost(const char *why);
+/* The same, for a waiter that heard nothing for MPIR_CVAR_OFFLOAD_TIMEOUT_MS
+ * (or whose channel failed); takes the device lock. */
+void acis_engine_silent(int channel_failed);
 
 /* Keep a copy of segment k of st (device lock held). */
 void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k);
@@ -237,6 +244,7 @@ struct acis_exec {
     MPI_Request req;          /* nonblocking: its generalized request */
     MPI_Request inner;
     uint64_t poked;           /* nonblocking: when it last let MPICH move */
+    uint64_t started;         /* nonblocking: when it started (silence) */
     struct acis_exec *next_exec; /* acis_coff.execs */
 };
 

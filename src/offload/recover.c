@@ -60,14 +60,44 @@ struct acis_fix {
     uint32_t cur_seq, cursor;     /* head collective, next segment to open */
     uint32_t stop_seq;            /* ... whose first segment all flagged */
     int stop;
+    unsigned warned;              /* a peer service was unreachable */
 };
 
 static uint16_t next_id;
 
-static void fatal(const char *what)
+/* The members' packets cannot finish a collective of co (a member lost
+ * one it had to keep, or they do not fit: a bug).  Never an abort, never a
+ * hang: the communicator is broken.  Every collective open on it fails
+ * with MPI_ERR_INTERN (through its error handler), and so does every later
+ * call acis would offload on it; and every member that asks this rank for
+ * a packet is told it is gone, so it breaks the communicator the same way
+ * at its next collective that needs this rank.  No member goes on in
+ * MPICH while another still waits in acis (device lock held). */
+static void give_up(struct acis_coff *co, const char *what)
 {
-    acis_log(0, "recovery after a switch failure: %s; aborting the job", what);
-    PMPI_Abort(MPI_COMM_WORLD, 1);
+    struct acis_comm *cs = co->cs;
+    if (cs->state == ACIS_CT_BROKEN)
+        return;
+    acis_log(0, "recovery after a switch failure: %s; collectives acis would offload on "
+                "this communicator of %d ranks return MPI_ERR_INTERN from now on", what,
+             cs->size);
+    for (int i = 0; co->fix && i < CASES; i++)
+        co->fix->c[i].op = NULL;
+    cs->state = ACIS_CT_BROKEN;
+    cs->refused = ACIS_REASON_BROKEN;
+    while (co->ops) {
+        struct acis_op *op = co->ops;
+        co->ops = op->next;
+        for (uint32_t s = 0; s < co->win.size; s++)
+            if (co->win.busy[s] && co->win.owner[s] == &op->st) {
+                co->win.busy[s] = 0;
+                co->win.busy_count--;
+            }
+        acis_stream_done(&op->st);
+        atomic_store(&op->failed, 1);
+        atomic_store(&op->done, 1);
+    }
+    ACIS_COUNT(recovery_failed, 1);
 }
 
 static struct acis_fix *fix_of(struct acis_coff *co)
@@ -164,7 +194,12 @@ size_t acis_fix_serve(void *arg, const struct acis_hdr *ask, uint8_t *reply)
     }
     struct acis_coff *co = coff_named(ask->ctx, ask->root);
     int later = !co;
-    if (co) {
+    uint64_t forget = (uint64_t)ACIS_CV(OFFLOAD_FAULT_FORGET);
+    if (co && (co->cs->state == ACIS_CT_BROKEN ||
+               (forget && acis_fault_pick(forget, acis_oc.fault_seed,
+                                          atomic_fetch_add(&acis_oc.fault_draws, 1))))) {
+        my_seq = co->seq;                           /* gone: the asker breaks it */
+    } else if (co) {
         len = packet_for(co, ask->seq, ask->seg_index, reply);
         my_seq = co->seq;
         later = (int32_t)(ask->seq - my_seq) > 0;
@@ -266,12 +301,16 @@ static void feed(struct acis_coff *co, struct fix_case *fc, uint32_t m, const ui
         fc->all_lost = 0;
     struct emu_out o = { co, fc };
     uint32_t ci = (uint32_t)(fc - f->c);
-    if (acis_swemu_input(f->emu, m, ci, fc->round, pkt, len, take_answer, &o) != 0)
-        fatal("a member's packet does not fit its segment");
+    if (acis_swemu_input(f->emu, m, ci, fc->round, pkt, len, take_answer, &o) != 0) {
+        give_up(co, "a member's packet does not fit its segment");
+        return;
+    }
     if (fc->in < (uint32_t)co->cs->size)
         return;
-    if (!acis_stream_has(&fc->op->st, fc->seg))
-        fatal("the members' packets of a segment did not complete it");
+    if (!acis_stream_has(&fc->op->st, fc->seg)) {
+        give_up(co, "the members' packets of a segment did not complete it");
+        return;
+    }
     struct acis_op *op = fc->op;
     if (fc->seg == 0 && fc->all_lost) {
         f->stop = 1;
@@ -300,8 +339,10 @@ static void open_case(struct acis_coff *co, struct fix_case *fc, struct acis_op 
     fc->asked_ns = 0;
     fc->tries = 0;
     size_t len = packet_for(co, op->st.seq, k, pkt);
-    if (!len)
-        fatal("this rank's own packet of an open segment is gone");
+    if (!len) {
+        give_up(co, "this rank's own packet of an open segment is gone");
+        return;
+    }
     feed(co, fc, (uint32_t)co->cs->rank, pkt, len);
 }
 
@@ -322,8 +363,10 @@ static void ask(struct acis_coff *co, struct fix_case *fc, uint64_t now)
     acis_hdr_encode(&h, pkt);
     acis_hdr_seal(pkt, NULL, 0);
     for (int m = 0; m < cs->size; m++)
-        if (!(fc->have[m / 64] >> (m % 64) & 1) && acis_peer_ask(cs->granks[m], pkt, sizeof pkt))
-            fatal("cannot reach another rank's recovery service");
+        if (!(fc->have[m / 64] >> (m % 64) & 1) && acis_peer_ask(cs->granks[m], pkt, sizeof pkt) &&
+            !co->fix->warned++)                     /* asked again at the next timeout */
+            acis_log(0, "recovery after a switch failure: cannot reach rank %u's recovery "
+                        "service yet; asking again", cs->granks[m]);
     fc->asked_ns = now;
     fc->tries++;
 }
@@ -334,8 +377,11 @@ int acis_fix_progress(struct acis_coff *co)
     if (!op || co->cs->state != ACIS_CT_READY)
         return 0;
     struct acis_fix *f = fix_of(co);
-    if (!f)
-        fatal("out of memory");
+    if (!f) {                                       /* try again at the next round */
+        if (!acis_oc.fix_nomem_warned++)
+            acis_log(0, "recovery after a switch failure: out of memory; trying again");
+        return 0;
+    }
     uint64_t now = acis_now_ns();
     if (f->cur_seq != op->st.seq || f->cursor > op->st.next) {
         f->cur_seq = op->st.seq;
@@ -354,6 +400,8 @@ int acis_fix_progress(struct acis_coff *co)
             uint32_t k = f->cursor++;
             if (!acis_stream_has(&op->st, k))
                 open_case(co, fc, op, k);
+            if (co->cs->state != ACIS_CT_READY)
+                return 0;                           /* given up, or gone to MPICH */
         }
         if (fc->op)
             ask(co, fc, now);
@@ -396,7 +444,7 @@ int acis_fix_input(void)
             if (h.flags & ACIS_F_ERROR) {
                 acis_log(0, "rank %u no longer has its packet of segment %u of collective "
                             "#%u (its last is #%u)", h.src, h.seg_index, h.seq, h.rx_len);
-                fatal("a member lost a packet it had to keep");
+                give_up(co, "a member lost a packet it had to keep");
             }
             continue;                               /* not started there: ask later */
         }

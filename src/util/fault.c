@@ -27,6 +27,14 @@ static int chance(struct acis_fault *f, uint64_t ppb)
     return ppb && next_random(f) % (uint64_t)ACIS_RATE_ONE < ppb;
 }
 
+int acis_fault_pick(uint64_t ppb, uint64_t seed, uint64_t n)
+{
+    uint64_t z = n + seed * 0x9E3779B97F4A7C15ull;  /* splitmix64 */
+    z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ z >> 27) * 0x94D049BB133111EBull;
+    return ppb && (z ^ z >> 31) % (uint64_t)ACIS_RATE_ONE < ppb;
+}
+
 void acis_fault_init(struct acis_fault *f, const struct acis_fault_rates *r, uint64_t seed)
 {
     memset(f, 0, sizeof *f);

@@ -41,6 +41,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->hier_calls = LOAD(h->hier_calls);
     out->helper_rounds = LOAD(h->helper_rounds);
     out->abstained = LOAD(h->abstained);
+    out->recovery_failed = LOAD(h->recovery_failed);
 }
 
 void acis_stats_zero(void)

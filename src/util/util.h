@@ -104,7 +104,7 @@ struct acis_host_counters {
     atomic_uint_fast64_t comms_offloaded, comms_refused;
     atomic_uint_fast64_t retransmits, switch_failures, recovered;
     atomic_uint_fast64_t peer_segments, peer_served, redone;
-    atomic_uint_fast64_t hier_calls, helper_rounds, abstained;
+    atomic_uint_fast64_t hier_calls, helper_rounds, abstained, recovery_failed;
 };
 
 /* Add v to a counter.  Single-threaded processes (the common case) use a
@@ -189,6 +189,11 @@ void acis_fault_free(struct acis_fault *f);
 void acis_fault_send(struct acis_fault *f, acis_fault_sink sink, void *ctx, uint32_t dest,
                      const uint8_t *buf, size_t len, uint64_t now);
 void acis_fault_flush(struct acis_fault *f, acis_fault_sink sink, void *ctx, uint64_t now);
+
+/* Draw number n of a fault that happens with probability ppb / 1e9, from
+ * seed (a pure function: callers number their draws, so threads need no
+ * lock).  1 if it happens. */
+int acis_fault_pick(uint64_t ppb, uint64_t seed, uint64_t n);
 
 /* Set one rate by name (drop, dup, reorder, delay, corrupt); 0 or -1. */
 int acis_fault_opt(struct acis_fault_rates *r, const char *name, const char *value);

@@ -48,3 +48,15 @@ note "switch at $addr"
 kill_run 4 1 KILL new yes
 note "the restarted switch goes silent; REJOIN=never"
 kill_run 2 2 STOP never no
+note "a switch killed where the members cannot finish (each says it lost every packet)"
+addr=$(start_switchd 5 --listen 127.0.0.1:0) || fail "acis-switchd did not start"
+ACIS_TEST_SWITCH_PID=$(cat "$TMPD/sw5.pid") MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$addr \
+    MPIR_CVAR_OFFLOAD_TIMEOUT_MS=1000 MPIR_CVAR_OFFLOAD_CONNECT_MS=500 \
+    MPIR_CVAR_OFFLOAD_REJOIN=never MPIR_CVAR_OFFLOAD_FAULT_FORGET=1 \
+    run_mpi 4 "$TESTS_DIR/switch_kill" --kill-at=4 --iters=10 --broken=1 \
+    >"$TMPD/out.5" 2>"$TMPD/err.5"
+rc=$?
+cat "$TMPD/out.5"
+grep -E 'FAIL|MPI_ERR_INTERN|abort' "$TMPD/err.5" | sort | uniq -c | head -10
+[ $rc = 0 ] || { tail -20 "$TMPD/err.5"; fail "broken communicators: exit $rc"; }
+grep -q 'return MPI_ERR_INTERN from now on' "$TMPD/err.5" || fail "no line saying the communicator broke"
