@@ -65,6 +65,21 @@ struct acis_fix {
 
 static uint16_t next_id;
 
+/* Take op off co (*pp points at it): its slots and flags go back, and
+ * flag (abandoned or failed) tells its caller why (device lock held). */
+static void take_off(struct acis_coff *co, struct acis_op **pp, atomic_int *flag)
+{
+    struct acis_op *op = *pp;
+    *pp = op->next;
+    for (uint32_t s = 0; s < co->win.size; s++)
+        if (co->win.busy[s] && co->win.owner[s] == &op->st) {
+            co->win.busy[s] = 0;
+            co->win.busy_count--;
+        }
+    acis_stream_done(&op->st);
+    atomic_store(flag, 1);
+}
+
 /* The members' packets cannot finish a collective of co (a member lost
  * one it had to keep, or they do not fit: a bug).  Never an abort, never a
  * hang: the communicator is broken.  Every collective open on it fails
@@ -87,14 +102,7 @@ static void give_up(struct acis_coff *co, const char *what)
     cs->refused = ACIS_REASON_BROKEN;
     while (co->ops) {
         struct acis_op *op = co->ops;
-        co->ops = op->next;
-        for (uint32_t s = 0; s < co->win.size; s++)
-            if (co->win.busy[s] && co->win.owner[s] == &op->st) {
-                co->win.busy[s] = 0;
-                co->win.busy_count--;
-            }
-        acis_stream_done(&op->st);
-        atomic_store(&op->failed, 1);
+        take_off(co, &co->ops, &op->failed);
         atomic_store(&op->done, 1);
     }
     ACIS_COUNT(recovery_failed, 1);
@@ -266,14 +274,7 @@ static void go_to_mpich(struct acis_coff *co)
             pp = &op->next;
             continue;
         }
-        *pp = op->next;
-        for (uint32_t s = 0; s < co->win.size; s++)
-            if (co->win.busy[s] && co->win.owner[s] == &op->st) {
-                co->win.busy[s] = 0;
-                co->win.busy_count--;
-            }
-        acis_stream_done(&op->st);
-        atomic_store(&op->abandoned, 1);
+        take_off(co, pp, &op->abandoned);
     }
     /* nonblocking calls not finished by then, in call order */
     for (struct acis_exec *x = co->execs; x; x = x->next_exec) {
