@@ -1,21 +1,205 @@
-/* acis-info -- tell what this acis build offers: its version, the MPICH it
- * was built against, and the CVAR table (--cvars, or --cvars=markdown for
- * docs/cvars.md). */
+/* acis-info -- answer what a user asks before and while running acis: the
+ * version and what this build has (channels, reduction kernels), every
+ * CVAR with its value in this environment and where it came from, whether
+ * the configured switch answers and its counters, this node's shape and
+ * how acis will wait and pick node leaders on it, and what a communicator
+ * costs the switch.  Plain text by default, --json for scripts; the older
+ * single questions (--version, --cvars, --switch) stay. */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "emit.h"
 #include "mpid/device.h"
+#include "switch/switch.h"
 #include "util/util.h"
+
+extern char **environ;
 
 static void usage(FILE *out)
 {
-    fputs("usage: acis-info [--version] [--cvars[=markdown]] [--switch HOST:PORT]\n"
+    fputs("usage: acis-info [--json] [--comm-size P] [--no-switch]\n"
+          "       acis-info --version | --cvars[=markdown] | --switch HOST:PORT\n"
+          "  (no option)        everything below, as text\n"
+          "  --json             everything, as JSON\n"
+          "  --comm-size P      table cost for a communicator of P ranks (default\n"
+          "                     2, 16, 256, 4096, 65536)\n"
+          "  --no-switch        do not query the configured switch\n"
           "  --version          acis and MPICH versions\n"
           "  --cvars            every MPIR_CVAR_OFFLOAD_* variable, as text\n"
           "  --cvars=markdown   the same as the Markdown of docs/cvars.md\n"
           "  --switch ADDR      the counters of the switch at ADDR\n", out);
+}
+
+static void build(struct emit *e)
+{
+    char devs[256] = "";
+    int ndev = acis_verbs_devices(devs, sizeof devs);
+    emit_obj(e, "build");
+    emit_str(e, "version", PACKAGE_VERSION);
+    emit_str(e, "mpich", ACIS_MPICH_VERSION);
+    emit_arr(e, "channels");
+    emit_str(e, NULL, "udp");
+    emit_str(e, NULL, "shm");
+    if (ndev >= 0)
+        emit_str(e, NULL, "verbs");
+    emit_close(e);
+    emit_str(e, "reduction_kernels", acis_reduce_isa_name(acis_reduce_isa()));
+    emit_str(e, "rdma_devices", ndev < 0 ? "not built (--with-verbs)" : ndev ? devs : "none");
+    emit_close(e);
+}
+
+/* Every CVAR in this environment; 0, or -1 if one is malformed. */
+static int cvars(struct emit *e, struct acis_cvars *cv)
+{
+    char err[512] = "";
+    int rc = acis_cvars_parse(environ, cv, err, sizeof err);
+    if (rc != 0)
+        emit_str(e, "cvar_error", err);       /* MPI_Init would stop with it */
+    emit_arr(e, "cvars");
+    for (int i = 0; i < ACIS_CV_COUNT && rc == 0; i++) {
+        const struct acis_cvar *d = &acis_cvar_table[i];
+        char name[96], from[96], value[ACIS_CVAR_STRLEN];
+        snprintf(name, sizeof name, "MPIR_CVAR_%s", d->name);
+        snprintf(from, sizeof from, "%s%s", cv->source[i] ? cv->source[i] : "", d->name);
+        acis_cvar_format((enum acis_cvar_id)i, cv, value, sizeof value);
+        emit_obj(e, NULL);
+        emit_str(e, "name", name);
+        emit_str(e, "value", value);
+        emit_str(e, "default", d->defval);
+        emit_str(e, "from", cv->source[i] ? from : "default");   /* the variable read */
+        emit_str(e, "scope", d->all_eq ? "all ranks" : "local");
+        emit_close(e);
+    }
+    emit_close(e);
+    return rc;
+}
+
+static void counters(struct emit *e, const uint64_t *c, int n)
+{
+    emit_obj(e, "counters");
+    for (int i = 0; i < n; i++)
+        emit_int(e, acis_wire_counter_name((unsigned)i), (long long)c[i]);
+    emit_close(e);
+}
+
+/* The configured switch: what kind, and whether it answers. */
+static void switch_status(struct emit *e, const struct acis_cvars *cv, int query)
+{
+    const char *addr = cv->str[ACIS_CV_OFFLOAD_SWITCH];
+    emit_obj(e, "switch");
+    emit_str(e, "address", addr);
+    if (strcmp(addr, "auto") == 0) {
+        emit_str(e, "kind", "embedded");
+        emit_str(e, "note", "started inside each job at MPI_Init (a shared-memory switch "
+                            "for a job on one node, else a switch thread in rank 0)");
+    } else if (addr[0] == '/') {
+        emit_str(e, "kind", "shared-memory");
+        emit_str(e, "note", "a segment made by the job; nothing to query from outside");
+    } else {
+        emit_str(e, "kind", "acis-switchd");
+        uint64_t c[ACIS_SWC_COUNT];
+        char why[256] = "";
+        int n = query ? acis_dev_query_stats(addr, c, ACIS_SWC_COUNT,
+                                             (int)cv->num[ACIS_CV_OFFLOAD_CONNECT_MS], why,
+                                             sizeof why)
+                      : -1;
+        if (!query)
+            emit_str(e, "reachable", NULL);
+        else
+            emit_bool(e, "reachable", n >= 0);
+        if (n < 0 && query)
+            emit_str(e, "error", why);
+        if (n >= 0)
+            counters(e, c, n);
+    }
+    emit_close(e);
+}
+
+/* The node, and the choices acis makes from it. */
+static void node(struct emit *e, const struct acis_cvars *cv)
+{
+    struct acis_node_topo t = { 0 };
+    int cores = acis_cores();
+    emit_obj(e, "node");
+    if (acis_node_topo(&t) == 0) {
+        emit_int(e, "packages", t.packages);
+        emit_int(e, "numa_nodes", t.numa_nodes);
+        emit_int(e, "cores", t.cores);
+        emit_int(e, "pus", t.pus);
+        emit_int(e, "pus_allowed", t.allowed_pus);
+    } else {
+        emit_str(e, "error", "hwloc could not load the topology");
+    }
+    char wait[160];
+    long long w = cv->num[ACIS_CV_OFFLOAD_WAIT];
+    if (w == ACIS_WAIT_AUTO)
+        snprintf(wait, sizeof wait, "auto: spin while this node runs at most %d ranks of "
+                                    "the job, else block", cores);
+    else
+        snprintf(wait, sizeof wait, "%s", w == ACIS_WAIT_SPIN ? "spin" : "block");
+    emit_str(e, "wait", wait);
+    long long h = cv->num[ACIS_CV_OFFLOAD_HIERARCHY];
+    emit_str(e, "hierarchy", h == ACIS_HIER_FLAT   ? "flat: every rank uses the switch"
+                             : h == ACIS_HIER_NODE ? "node: ranks of a node combine in "
+                                                     "shared memory, leaders use the switch"
+                                                   : "auto: node when the job spans several "
+                                                     "nodes with several ranks on one and the "
+                                                     "switch is not shared memory, else flat");
+    emit_str(e, "leader", "in each communicator, its lowest rank on each node (rank 0 of "
+                          "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED))");
+    emit_close(e);
+}
+
+/* What communicators of the given sizes cost a switch built as the
+ * embedded one would be (MPIR_CVAR_OFFLOAD_SWITCH_*). */
+static void table(struct emit *e, const struct acis_cvars *cv, long long only)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.ports = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PORTS];
+    o.tables = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_TABLES];
+    o.slots = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_SLOTS];
+    o.payload = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD];
+    const long long sizes[] = { 2, 16, 256, 4096, 65536 };
+    emit_obj(e, "table");
+    emit_str(e, "topology", "star (one switch; the only topology of this version)");
+    emit_int(e, "rows", o.tables);
+    emit_int(e, "ports", o.ports);
+    emit_int(e, "payload", o.payload);
+    emit_arr(e, "per_communicator");
+    for (int i = 0; i < (only ? 1 : 5); i++) {
+        struct acis_sw_row_size r;
+        long long p = only ? only : sizes[i];
+        acis_sw_row_size(&o, (uint32_t)p, &r);
+        emit_obj(e, NULL);
+        emit_int(e, "ranks", p);
+        emit_bool(e, "fits", p <= o.ports);              /* one port per rank */
+        emit_int(e, "window", r.window);
+        emit_int(e, "state_bytes", (long long)r.state);
+        emit_int(e, "buffer_bytes", (long long)r.buffers);
+        emit_int(e, "buffer_bytes_worst", (long long)r.buffers_worst);
+        emit_close(e);
+    }
+    emit_close(e);
+    emit_close(e);
+}
+
+static int report(int json, long long comm_size, int query)
+{
+    struct emit e;
+    struct acis_cvars cv;
+    emit_begin(&e, stdout, json);
+    build(&e);
+    int rc = cvars(&e, &cv);
+    if (rc == 0) {
+        switch_status(&e, &cv, query);
+        node(&e, &cv);
+        table(&e, &cv, comm_size);
+    }
+    emit_end(&e);
+    return rc == 0 ? 0 : 1;
 }
 
 static int show_switch(const char *addr)
@@ -36,29 +220,42 @@ static int show_switch(const char *addr)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stdout);
-        return 0;
-    }
+    int json = 0, query = 1, single = 0;
+    long long comm_size = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--version") == 0) {
             printf("acis %s (built against MPICH %s)\n", PACKAGE_VERSION,
                    ACIS_MPICH_VERSION);
-        } else if (strcmp(argv[i], "--cvars") == 0 ||
-                   strcmp(argv[i], "--cvars=text") == 0) {
+            single = 1;
+        } else if (strcmp(argv[i], "--cvars") == 0 || strcmp(argv[i], "--cvars=text") == 0) {
             acis_cvars_print(stdout, 0);
+            single = 1;
         } else if (strcmp(argv[i], "--cvars=markdown") == 0) {
             acis_cvars_print(stdout, 1);
+            single = 1;
         } else if (strcmp(argv[i], "--switch") == 0 && i + 1 < argc) {
             if (show_switch(argv[++i]) != 0)
                 return 1;
+            single = 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--no-switch") == 0) {
+            query = 0;
+        } else if (strcmp(argv[i], "--comm-size") == 0 && i + 1 < argc) {
+            char *end;
+            comm_size = strtoll(argv[++i], &end, 10);
+            if (*end || comm_size < 1 || comm_size > 65536) {
+                fprintf(stderr, "acis-info: --comm-size takes 1..65536, not '%s'\n", argv[i]);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
+            return 0;
         } else {
             fprintf(stderr, "acis-info: unknown option '%s'\n", argv[i]);
             usage(stderr);
             return 2;
         }
     }
-    return 0;
+    return single ? 0 : report(json, comm_size, query);
 }

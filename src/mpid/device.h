@@ -97,6 +97,10 @@ int acis_dev_wait(uint64_t idle_since_ns);
  * channel.  For waits that cannot sleep here (a poll function). */
 int acis_dev_silent(uint64_t idle_since_ns);
 
+/* Names of the RDMA devices present, comma-separated into names; how many
+ * (-1 if this build has no verbs channel).  verbs.c. */
+int acis_verbs_devices(char *names, size_t len);
+
 /* Sleep until something may be readable (our socket, or the embedded
  * switch's) or ms pass; no spinning.  0, or -1 on a channel error. */
 int acis_dev_sleep(int ms);

@@ -74,6 +74,18 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
 /* Copy the counters (ACIS_SWC_COUNT values, enum acis_switch_counter). */
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);
 
+/* What one communicator table row of `members` costs a switch built with
+ * o (acis-info): its window, the bytes of its state (maps, bitmaps,
+ * per-member answer ranges), of its aggregation buffers, and of those at
+ * worst (scans keep every member's piece; out-of-order floating-point
+ * pieces are held until their turn). */
+struct acis_sw_row_size {
+    uint32_t window;
+    uint64_t state, buffers, buffers_worst;
+};
+void acis_sw_row_size(const struct acis_sw_opts *o, uint32_t members,
+                      struct acis_sw_row_size *out);
+
 /* The aggregation logic: inout[i] = inout[i] op in[i] for n elements of
  * wire type dt (a no-op if op is not defined for dt).  Buffers must be
  * aligned for the element type.  The kernels come in sets by instruction

@@ -59,6 +59,22 @@ static uint64_t row_bytes(const struct acis_sw *sw, const struct sw_ct *ct)
     return b;
 }
 
+void acis_sw_row_size(const struct acis_sw_opts *o, uint32_t members,
+                      struct acis_sw_row_size *out)
+{
+    uint64_t n = members, window = o->tables ? o->slots / o->tables : 0;
+    uint64_t per_use = (n + 63) / 64 * sizeof(uint64_t)    /* bits */
+                       + 2 * n * sizeof(uint32_t)           /* rx_off, rx_len */
+                       + n * sizeof(uint8_t *);             /* held */
+    out->window = (uint32_t)window;
+    out->state = sizeof(struct sw_ct) + o->ports * sizeof(uint32_t) + n * sizeof(uint32_t) +
+                 window * (sizeof(struct sw_slot) + 2 * per_use);
+    out->buffers = 2 * window * sw_round(o->payload);
+    /* a scan keeps every member's piece; an ordered fold holds at most
+     * the members before the last */
+    out->buffers_worst = out->buffers + 2 * window * n * sw_round(o->payload);
+}
+
 static void row_clear(struct sw_ct *ct)
 {
     if (ct->slots)

@@ -297,6 +297,26 @@ uint64_t acis_cvars_hash(const struct acis_cvars *cv)
 }
 
 /* Write text, escaping '|' so it stays inside one Markdown table cell. */
+void acis_cvar_format(enum acis_cvar_id id, const struct acis_cvars *cv, char *buf,
+                      size_t len)
+{
+    const struct acis_cvar *d = &acis_cvar_table[id];
+    long long v = cv->num[id];
+    if (d->type == ACIS_CVAR_ENUM) {            /* the v-th word of allowed */
+        const char *w = d->allowed;
+        for (long long i = 0; i < v && strchr(w, '|'); i++)
+            w = strchr(w, '|') + 1;
+        size_t n = strcspn(w, "|");
+        snprintf(buf, len, "%.*s", (int)n, w);
+    } else if (d->type == ACIS_CVAR_ADDR) {
+        snprintf(buf, len, "%s", cv->str[id]);
+    } else if (d->type == ACIS_CVAR_RATE) {
+        snprintf(buf, len, "%g", (double)v / (double)ACIS_RATE_ONE);
+    } else {
+        snprintf(buf, len, "%lld", v);
+    }
+}
+
 static void put_cell(FILE *out, const char *text)
 {
     for (; *text; text++) {

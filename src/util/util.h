@@ -76,6 +76,11 @@ int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
                           long long *num, char *str, size_t strlen_,
                           char *err, size_t errlen);
 
+/* The value of one parsed CVAR as text (enum word, number, address,
+ * fraction). */
+void acis_cvar_format(enum acis_cvar_id id, const struct acis_cvars *cv, char *buf,
+                      size_t len);
+
 /* 64-bit hash of the ALL_EQ values, to check that all ranks agree. */
 uint64_t acis_cvars_hash(const struct acis_cvars *cv);
 
@@ -203,6 +208,12 @@ int acis_fault_opt(struct acis_fault_rates *r, const char *name, const char *val
 /* Processing units of this node the job may use (hwloc; not this
  * process's binding); at least 1. */
 int acis_cores(void);
+
+/* This node as hwloc sees it (acis-info); 0, or -1 if hwloc failed. */
+struct acis_node_topo {
+    int packages, numa_nodes, cores, pus, allowed_pus;
+};
+int acis_node_topo(struct acis_node_topo *t);
 
 /* Ask for a short scheduler slice (us) for the calling thread, so it
  * preempts computation when it wakes (Linux EEVDF); 0, or -1 if refused. */

@@ -8,15 +8,12 @@
 #include <stdio.h>
 
 #include "mpid/channel.h"
+#include "mpid/device.h"
 
 #ifdef ACIS_HAVE_VERBS
 #include <infiniband/verbs.h>
 #endif
 
-int acis_verbs_devices(char *names, size_t len);
-
-/* Names of the RDMA devices present, comma-separated; returns how many
- * (-1 if this build has no verbs support). */
 int acis_verbs_devices(char *names, size_t len)
 {
 #ifdef ACIS_HAVE_VERBS

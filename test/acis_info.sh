@@ -1,0 +1,52 @@
+#!/bin/sh
+# acis_info.sh -- acis-info answers the questions of issue 13 in both
+# renderings: its --json parses (jq) and holds the build, every CVAR with
+# its value and source, the node, the table cost per communicator size,
+# and the configured switch -- answering (a running acis-switchd, with
+# its counters), not answering, or embedded; a malformed CVAR is named
+# and makes it exit 1, as MPI_Init would stop.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+INFO="$top_builddir/tools/acis-info"
+command -v jq >/dev/null || fail "jq is missing (scripts/deps installs it)"
+ncv=$(grep -c '^ACIS_CVAR(' "$top_srcdir/src/util/cvars.def")
+
+note "defaults, embedded switch"
+"$INFO" --json >"$TMPD/a.json" || fail "acis-info --json failed"
+jq -e --argjson n "$ncv" '
+    .build.version != null and (.build.channels | index("udp")) != null and
+    (.cvars | length) == $n and
+    (.cvars[] | select(.name == "MPIR_CVAR_OFFLOAD") | .value == "auto" and .from == "default") and
+    .switch.kind == "embedded" and .node.pus >= 1 and
+    (.table.per_communicator | length) == 5 and
+    (.table.per_communicator[0].state_bytes < .table.per_communicator[4].state_bytes)
+' "$TMPD/a.json" >/dev/null || { cat "$TMPD/a.json"; fail "defaults report"; }
+
+note "a running acis-switchd, a CVAR from the environment, one communicator size"
+addr=$(start_switchd 1 --listen 127.0.0.1:0) || fail "acis-switchd did not start"
+MPIR_CVAR_OFFLOAD_SWITCH=$addr MPICH_OFFLOAD_VERBOSE=2 "$INFO" --json --comm-size 64 \
+    >"$TMPD/b.json" || fail "acis-info with a switch failed"
+jq -e '
+    .switch.kind == "acis-switchd" and .switch.reachable == true and
+    .switch.counters.tables_capacity > 0 and
+    (.cvars[] | select(.name == "MPIR_CVAR_OFFLOAD_VERBOSE") |
+        .value == "2" and .from == "MPICH_OFFLOAD_VERBOSE") and
+    (.table.per_communicator | length) == 1 and .table.per_communicator[0].ranks == 64
+' "$TMPD/b.json" >/dev/null || { cat "$TMPD/b.json"; fail "switch report"; }
+
+note "a switch that does not answer"
+MPIR_CVAR_OFFLOAD_SWITCH=127.0.0.1:9 MPIR_CVAR_OFFLOAD_CONNECT_MS=200 "$INFO" --json \
+    >"$TMPD/c.json" || fail "acis-info with a dead switch failed"
+jq -e '.switch.reachable == false and (.switch.error | length) > 0' "$TMPD/c.json" \
+    >/dev/null || { cat "$TMPD/c.json"; fail "dead switch report"; }
+
+note "a malformed CVAR"
+MPIR_CVAR_OFFLOAD_WAIT=sometimes "$INFO" --json >"$TMPD/d.json" &&
+    fail "a malformed CVAR did not make acis-info fail"
+jq -e '.cvar_error | test("MPIR_CVAR_OFFLOAD_WAIT")' "$TMPD/d.json" >/dev/null ||
+    { cat "$TMPD/d.json"; fail "the error does not name the variable"; }
+
+note "text"
+"$INFO" --no-switch >"$TMPD/t.txt" || fail "acis-info (text) failed"
+grep -q '^cvars:' "$TMPD/t.txt" && grep -q 'name: MPIR_CVAR_OFFLOAD_STATS' "$TMPD/t.txt" &&
+    grep -q '^table:' "$TMPD/t.txt" || { cat "$TMPD/t.txt"; fail "text report"; }
+echo "ok: acis-info answers in text and JSON"
