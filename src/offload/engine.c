@@ -95,7 +95,7 @@ int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct ac
                        const uint8_t *payload)
 {
     uint32_t k = h->seg_index;
-    if (op->st.inplace && !(h->flags & (ACIS_F_PENDING | ACIS_F_ERROR)) && k < op->st.nseg &&
+    if (op->st.inplace && !(h->flags & ACIS_F_PENDING) && k < op->st.nseg &&
         !acis_stream_has(&op->st, k) && !acis_dev_reliable())
         acis_keep(co, &op->st, k);      /* the answer overwrites the piece */
     return acis_stream_answer(&op->st, &co->win, h, payload);

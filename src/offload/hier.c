@@ -131,11 +131,18 @@ static struct acis_hier *hier_of(struct acis_comm *cs)
 }
 
 /* The leaders' step: offloaded like any call (L has one rank per node, so
- * it runs flat), or MPICH if L cannot be offloaded. */
-static int leaders_call(struct acis_call *lc)
+ * it runs flat), or MPICH if L cannot be offloaded.  If L broke
+ * (recover.c) it fails on every leader alike; the error goes through C's
+ * handler (by default the job ends there), and the node step still runs
+ * so no rank of the node waits forever -- with MPI_ERRORS_RETURN those
+ * ranks do not learn of it (docs/reliability.md). */
+static int leaders_call(struct acis_call *lc, MPI_Comm c)
 {
-    if (acis_select(lc) == ACIS_REASON_NONE)
+    acis_reason_t r = acis_select(lc);
+    if (r == ACIS_REASON_NONE)
         return acis_offload_flat(lc);
+    if (r == ACIS_REASON_BROKEN)
+        return acis_raise(c, MPI_ERR_INTERN);
     return acis_call_pmpi(lc);
 }
 
@@ -151,9 +158,10 @@ static int allreduce(const struct acis_call *c, const struct acis_hier *h)
         struct acis_call lc = { .coll = ACIS_COLL_ALLREDUCE, .sbuf = MPI_IN_PLACE,
                                 .rbuf = c->rbuf, .scount = c->scount, .stype = c->stype,
                                 .op = c->op, .comm = h->leaders, .inner = 1 };
-        rc = leaders_call(&lc);
+        rc = leaders_call(&lc, c->comm);
     }
-    return rc == MPI_SUCCESS ? PMPI_Bcast(c->rbuf, c->scount, c->stype, 0, h->node) : rc;
+    int rn = PMPI_Bcast(c->rbuf, c->scount, c->stype, 0, h->node);
+    return rc == MPI_SUCCESS ? rn : rc;
 }
 
 static int bcast(const struct acis_call *c, const struct acis_comm *cs, const struct acis_hier *h)
@@ -167,21 +175,24 @@ static int bcast(const struct acis_call *c, const struct acis_comm *cs, const st
         struct acis_call lc = { .coll = ACIS_COLL_BCAST, .sbuf = c->rbuf, .rbuf = c->rbuf,
                                 .scount = c->scount, .stype = c->stype, .root = root_leader,
                                 .comm = h->leaders, .inner = 1 };
-        rc = leaders_call(&lc);
+        rc = leaders_call(&lc, c->comm);
     }
-    if (rc == MPI_SUCCESS && !here)
-        rc = PMPI_Bcast(c->rbuf, c->scount, c->stype, 0, h->node);
+    if (!here) {
+        int rn = PMPI_Bcast(c->rbuf, c->scount, c->stype, 0, h->node);
+        rc = rc == MPI_SUCCESS ? rn : rc;
+    }
     return rc;
 }
 
-static int barrier(const struct acis_hier *h)
+static int barrier(const struct acis_call *c, const struct acis_hier *h)
 {
     int rc = PMPI_Barrier(h->node);                   /* everyone here has entered */
     if (rc == MPI_SUCCESS && h->node_rank == 0) {
         struct acis_call lc = { .coll = ACIS_COLL_BARRIER, .comm = h->leaders, .inner = 1 };
-        rc = leaders_call(&lc);                       /* ... and on every node */
+        rc = leaders_call(&lc, c->comm);              /* ... and on every node */
     }
-    return rc == MPI_SUCCESS ? PMPI_Barrier(h->node) : rc;
+    int rn = PMPI_Barrier(h->node);
+    return rc == MPI_SUCCESS ? rn : rc;
 }
 
 int acis_hier_run(struct acis_call *c, int *rc)
@@ -196,6 +207,6 @@ int acis_hier_run(struct acis_call *c, int *rc)
         return 0;
     ACIS_COUNT(hier_calls, 1);
     *rc = c->coll == ACIS_COLL_ALLREDUCE ? allreduce(c, h)
-          : c->coll == ACIS_COLL_BCAST ? bcast(c, c->cs, h) : barrier(h);
+          : c->coll == ACIS_COLL_BCAST ? bcast(c, c->cs, h) : barrier(c, h);
     return 1;
 }

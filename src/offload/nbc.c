@@ -141,7 +141,9 @@ static int poll_fn(void *state, MPI_Status *status)
          * noticed here too, or it waits for it forever. */
         if (!atomic_load(&x->redo)) {
             int got = acis_engine_progress();
-            if (got < 0 || (got == 0 && !acis_comm_lost(x->c.cs) && acis_dev_silent(x->started)))
+            if (got > 0 || !x->quiet_since || atomic_load(&x->op.done))
+                x->quiet_since = acis_now_ns();   /* heard, first look, or not waiting */
+            else if (got < 0 || (!acis_comm_lost(x->c.cs) && acis_dev_silent(x->quiet_since)))
                 acis_engine_silent(got < 0);
         }
         advance(x, 0);
@@ -183,8 +185,10 @@ int acis_nb_start(const struct acis_call *c)
     int rc = acis_exec_link(x);
     if (rc != 0) {                           /* the communicator went to MPICH */
         free(x);
-        if (c->cs->state == ACIS_CT_BROKEN)  /* ... or broke (recover.c) */
+        if (c->cs->state == ACIS_CT_BROKEN) { /* ... or broke (recover.c) */
+            *c->req = MPI_REQUEST_NULL;
             return acis_raise(c->comm, MPI_ERR_INTERN);
+        }
         acis_redo_drain(c->cs);
         return acis_call_pmpi(c);
     }
@@ -196,7 +200,7 @@ int acis_nb_start(const struct acis_call *c)
         return acis_raise(c->comm, MPI_ERR_NO_MEM);
     }
     x->req = *c->req;
-    x->poked = x->started = acis_now_ns();
+    x->poked = acis_now_ns();
     acis_comm_hold(c->cs);
     hold_types(x);
     acis_helper_enter();

@@ -244,7 +244,8 @@ struct acis_exec {
     MPI_Request req;          /* nonblocking: its generalized request */
     MPI_Request inner;
     uint64_t poked;           /* nonblocking: when it last let MPICH move */
-    uint64_t started;         /* nonblocking: when it started (silence) */
+    uint64_t quiet_since;     /* nonblocking: since when its polls heard
+                                 nothing while it waited (0: not polled) */
     struct acis_exec *next_exec; /* acis_coff.execs */
 };
 

@@ -91,8 +91,8 @@ static void take_off(struct acis_coff *co, struct acis_op **pp, atomic_int *flag
 static void give_up(struct acis_coff *co, const char *what)
 {
     struct acis_comm *cs = co->cs;
-    if (cs->state == ACIS_CT_BROKEN)
-        return;
+    if (cs->state != ACIS_CT_READY)
+        return;                         /* broken already, or agreed on MPICH */
     acis_log(0, "recovery after a switch failure: %s; collectives acis would offload on "
                 "this communicator of %d ranks return MPI_ERR_INTERN from now on", what,
              cs->size);

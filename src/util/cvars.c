@@ -296,7 +296,6 @@ uint64_t acis_cvars_hash(const struct acis_cvars *cv)
     return h;
 }
 
-/* Write text, escaping '|' so it stays inside one Markdown table cell. */
 void acis_cvar_format(enum acis_cvar_id id, const struct acis_cvars *cv, char *buf,
                       size_t len)
 {
@@ -317,6 +316,7 @@ void acis_cvar_format(enum acis_cvar_id id, const struct acis_cvars *cv, char *b
     }
 }
 
+/* Write text, escaping '|' so it stays inside one Markdown table cell. */
 static void put_cell(FILE *out, const char *text)
 {
     for (; *text; text++) {
