@@ -239,17 +239,22 @@ static uint64_t idle_ns(uint64_t idle_since_ns)
     return now > since ? now - since : 0;
 }
 
+/* Silent for longer than timeout_ms (never on a reliable channel). */
+static int too_long(uint64_t idle)
+{
+    return !acis_dev.ops->reliable && idle > (uint64_t)acis_dev.timeout_ms * 1000000ull;
+}
+
 int acis_dev_silent(uint64_t idle_since_ns)
 {
-    return !acis_dev.ops->reliable &&
-           idle_ns(idle_since_ns) > (uint64_t)acis_dev.timeout_ms * 1000000ull;
+    return too_long(idle_ns(idle_since_ns));
 }
 
 int acis_dev_wait(uint64_t idle_since_ns)
 {
     uint64_t idle = idle_ns(idle_since_ns);
     int reliable = acis_dev.ops->reliable;
-    if (!reliable && idle > (uint64_t)acis_dev.timeout_ms * 1000000ull)
+    if (too_long(idle))
         return -1;
     if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
         return 0;

@@ -36,6 +36,13 @@ int acis_raise(MPI_Comm comm, int code)
     return code;
 }
 
+int acis_call_broken(const struct acis_call *c)
+{
+    if (c->req)
+        *c->req = MPI_REQUEST_NULL;
+    return acis_raise(c->comm, MPI_ERR_INTERN);
+}
+
 static int failed(struct acis_exec *x, int err, const char *what)
 {
     acis_log(0, "%s: %s; the call returns an error", acis_coll_name(x->c.coll), what);
@@ -155,18 +162,25 @@ static int software_or_broken(struct acis_exec *x)
     return failed(x, MPI_ERR_INTERN, "its communicator broke after a switch failure");
 }
 
+/* What starting a phase returned, made final: software (what is held
+ * freed), a failure this rank reports, or 0. */
+static int after_start(struct acis_exec *x, int rc)
+{
+    if (rc == ACIS_OP_SOFTWARE && (rc = software_or_broken(x)) == ACIS_OP_SOFTWARE)
+        acis_exec_drop(x);
+    else if (rc != 0 && x->phase != ACIS_PHASE_DONE)
+        return failed(x, MPI_ERR_NO_MEM, "out of memory starting the collective");
+    return rc;
+}
+
 int acis_exec_start(struct acis_exec *x)
 {
     x->blocks = NULL;
     memset(&x->src, 0, sizeof x->src);
     memset(&x->dst, 0, sizeof x->dst);
     x->err = MPI_SUCCESS;
-    int rc = acis_plan_needs_sizes(&x->c, &x->mine) ? start_sizes(x) : start_main(x);
-    if (rc == ACIS_OP_SOFTWARE && (rc = software_or_broken(x)) == ACIS_OP_SOFTWARE)
-        acis_exec_drop(x);
-    else if (rc != 0 && x->phase != ACIS_PHASE_DONE)
-        return failed(x, MPI_ERR_NO_MEM, "out of memory starting the collective");
-    return rc;
+    return after_start(x, acis_plan_needs_sizes(&x->c, &x->mine) ? start_sizes(x)
+                                                                 : start_main(x));
 }
 
 int acis_exec_step(struct acis_exec *x)
@@ -178,14 +192,8 @@ int acis_exec_step(struct acis_exec *x)
         acis_exec_drop(x);
         return ACIS_OP_SOFTWARE;
     }
-    if (x->phase == ACIS_PHASE_SIZES) {
-        int rc = start_main(x);
-        if (rc == ACIS_OP_SOFTWARE && (rc = software_or_broken(x)) == ACIS_OP_SOFTWARE)
-            acis_exec_drop(x);
-        else if (rc != 0 && x->phase != ACIS_PHASE_DONE)
-            return failed(x, MPI_ERR_NO_MEM, "out of memory starting the collective");
-        return rc;
-    }
+    if (x->phase == ACIS_PHASE_SIZES)
+        return after_start(x, start_main(x));
     if (x->phase == ACIS_PHASE_MAIN) {
         if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, MPI_COMM_WORLD) != 0) {
             failed(x, MPI_ERR_NO_MEM, "cannot unpack the result");

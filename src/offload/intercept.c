@@ -114,11 +114,8 @@
         acis_reason_t r_ = acis_select(&c_);                                  \
         if (r_ == ACIS_REASON_NONE)                                           \
             return acis_offload_run(&c_);                                     \
-        if (r_ == ACIS_REASON_BROKEN) {     /* recover.c: fails everywhere */ \
-            if (c_.req)                                                       \
-                *c_.req = MPI_REQUEST_NULL;                                   \
-            return acis_raise(c_.comm, MPI_ERR_INTERN);                       \
-        }                                                                     \
+        if (r_ == ACIS_REASON_BROKEN)       /* recover.c: fails everywhere */ \
+            return acis_call_broken(&c_);                                     \
         if (atomic_load(&acis_oc.redo_pending))                               \
             acis_redo_before(c_.comm);      /* after a switch failure */      \
         return CALL;                                                          \

@@ -185,10 +185,8 @@ int acis_nb_start(const struct acis_call *c)
     int rc = acis_exec_link(x);
     if (rc != 0) {                           /* the communicator went to MPICH */
         free(x);
-        if (c->cs->state == ACIS_CT_BROKEN) { /* ... or broke (recover.c) */
-            *c->req = MPI_REQUEST_NULL;
-            return acis_raise(c->comm, MPI_ERR_INTERN);
-        }
+        if (c->cs->state == ACIS_CT_BROKEN)  /* ... or broke (recover.c) */
+            return acis_call_broken(c);
         acis_redo_drain(c->cs);
         return acis_call_pmpi(c);
     }

@@ -258,6 +258,10 @@ enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
  * result.  Returns code.  Errors of nonblocking calls surface in the
  * completion call, through MPICH. */
 int acis_raise(MPI_Comm comm, int code);
+/* A call acis would offload on a broken communicator (recover.c): its
+ * request (nonblocking) is MPI_REQUEST_NULL, and it fails with
+ * MPI_ERR_INTERN as on every member. */
+int acis_call_broken(const struct acis_call *c);
 
 /* The same call made to MPICH, with the caller's arguments. */
 int acis_call_pmpi(const struct acis_call *c);

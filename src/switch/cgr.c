@@ -177,14 +177,15 @@ static void result_header(const struct acis_sw *sw, const struct sw_ct *ct,
 }
 
 /* Send buf[rx] of the segment (or an acknowledgement) to the members in
- * ports[0..n), which all asked for the same range. */
+ * ports[0..n), which all asked for the same range; flags adds to the
+ * answer's. */
 static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
                        uint32_t slot, const uint32_t *ports, uint32_t n,
-                       const uint8_t *buf, uint32_t rx_off, uint32_t rx_len)
+                       const uint8_t *buf, uint32_t rx_off, uint32_t rx_len, uint16_t flags)
 {
     struct acis_hdr r;
     result_header(sw, ct, u, slot, &r);
-    r.flags |= ACIS_F_RESULT | (rx_len ? 0 : ACIS_F_ACK);
+    r.flags |= ACIS_F_RESULT | (rx_len ? 0 : ACIS_F_ACK) | flags;
     r.seg_offset = u->base + rx_off;
     r.rx_off = rx_off;
     r.rx_len = rx_len;
@@ -198,13 +199,7 @@ static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct 
 static void emit_abstained(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
                            uint32_t slot, const uint32_t *ports, uint32_t n)
 {
-    struct acis_hdr r;
-    result_header(sw, ct, u, slot, &r);
-    r.flags |= ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_ERROR | ACIS_F_ABSTAIN;
-    r.seg_offset = u->base;
-    sw_emit(sw, ports, n, &r, NULL, 0);
-    if (n > 1)
-        SWC(sw, multicasts)++;
+    emit_range(sw, ct, u, slot, ports, n, u->buf, 0, 0, ACIS_F_ERROR | ACIS_F_ABSTAIN);
 }
 
 /* Pieces held for their turn, when the fold will not happen. */
@@ -235,7 +230,7 @@ static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uin
                 done[q] = 1;
             }
         }
-        emit_range(sw, ct, u, slot, ports, k, u->buf, u->rx_off[r], u->rx_len[r]);
+        emit_range(sw, ct, u, slot, ports, k, u->buf, u->rx_off[r], u->rx_len[r], 0);
     }
 out:
     free(ports);
@@ -264,7 +259,7 @@ static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, ui
             SWC(sw, elements_reduced) += ne;
         }
         uint32_t len = ex && r == 0 ? 0 : u->rx_len[r];
-        emit_range(sw, ct, u, slot, &ct->rank_port[r], 1, u->buf, u->rx_off[r], len);
+        emit_range(sw, ct, u, slot, &ct->rank_port[r], 1, u->buf, u->rx_off[r], len, 0);
         if (r > 0 && ex) {
             acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
             SWC(sw, elements_reduced) += ne;
@@ -283,7 +278,7 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
         return;
     }
     if (!sw_is_scan(u->kind)) {
-        emit_range(sw, ct, u, slot, &port, 1, u->buf, u->rx_off[rank], len);
+        emit_range(sw, ct, u, slot, &port, 1, u->buf, u->rx_off[rank], len, 0);
         return;
     }
     int upto = u->kind == ACIS_K_EXSCAN ? (int)rank - 1 : (int)rank;
@@ -292,7 +287,7 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
         return;                                  /* the member will ask again */
     if (tmp)
         scan_prefix(sw, u, upto, tmp);
-    emit_range(sw, ct, u, slot, &port, 1, tmp, u->rx_off[rank], upto >= 0 ? len : 0);
+    emit_range(sw, ct, u, slot, &port, 1, tmp, u->rx_off[rank], upto >= 0 ? len : 0, 0);
     free(tmp);
 }
 

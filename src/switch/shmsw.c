@@ -442,17 +442,18 @@ static void complete(struct shm_head *h, uint32_t r, uint32_t sl, uint32_t n, ui
     struct shm_res *res = slot_res(h, r, sl);
     uint8_t *out = slot_buf(h, r, sl, use & 1);
     unsigned kind = p0->kind, rooted = sw_rooted(kind);
-    uint32_t error = RES_OK, abstained = p0->abstain;
-    for (uint32_t m = 1; m < n; m++)
-        abstained |= slot_port(h, r, sl, m)->abstain;
+    uint32_t error = RES_OK, abstained = p0->abstain, lens_differ = 0;
     for (uint32_t m = 1; m < n; m++) {
         const struct shm_port *p = slot_port(h, r, sl, m);
+        abstained |= p->abstain;
+        lens_differ |= p->len != p0->len;
         if (p->kind != kind || p->alg != p0->alg || p->op != p0->op ||
             p->dtype != p0->dtype || p->total != p0->total || p->seq != p0->seq ||
-            p->seg != p0->seg || (rooted && p->root != p0->root) ||
-            (sw_is_reduction(kind) && !abstained && p->len != p0->len))
+            p->seg != p0->seg || (rooted && p->root != p0->root))
             error = RES_MISMATCH;
     }
+    if (sw_is_reduction(kind) && lens_differ && !abstained)
+        error = RES_MISMATCH;                      /* an abstainer posts no piece */
     if (error) {
         C(h, drop_mismatch);
     } else if (abstained) {

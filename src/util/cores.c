@@ -30,16 +30,9 @@ int acis_node_topo(struct acis_node_topo *t)
 
 int acis_cores(void)
 {
-    hwloc_topology_t topo;
-    int n = 0;
-    if (hwloc_topology_init(&topo) != 0)
+    struct acis_node_topo t;
+    if (acis_node_topo(&t) != 0)
         return 1;
-    if (hwloc_topology_load(topo) == 0) {
-        hwloc_const_bitmap_t set = hwloc_topology_get_allowed_cpuset(topo);
-        n = set ? hwloc_bitmap_weight(set) : -1;
-        if (n <= 0)
-            n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    }
-    hwloc_topology_destroy(topo);
+    int n = t.allowed_pus > 0 ? t.allowed_pus : t.pus;
     return n > 0 ? n : 1;
 }

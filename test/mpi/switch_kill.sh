@@ -17,6 +17,16 @@ restart_when_dead() {
     echo $! >"$TMPD/watch$3.pid"
 }
 
+# shown TAG WHAT LINE: show run TAG's output and the notable lines of its
+# log; it must have exited 0 ($rc) and logged LINE.
+shown() {
+    cat "$TMPD/out.$1"
+    grep -E 'FAIL|killed|failed|again|abort|MPI_ERR_INTERN' "$TMPD/err.$1" | sort | uniq -c |
+        head -20
+    [ $rc = 0 ] || { tail -20 "$TMPD/err.$1"; fail "$2: exit $rc"; }
+    grep -q "$3" "$TMPD/err.$1" || fail "$2: no line saying '$3'"
+}
+
 # kill_run NP TAG SIGNAL REJOIN EXPECT: one job; the switch of TAG dies
 # (KILL: then a new one starts on its address) or freezes (STOP) mid-run.
 kill_run() {
@@ -36,10 +46,7 @@ kill_run() {
         --rejoin-file="$TMPD/back.$((tag + 1))" --rejoin="$expect" \
         >"$TMPD/out.$tag" 2>"$TMPD/err.$tag"
     rc=$?
-    cat "$TMPD/out.$tag"
-    grep -E 'FAIL|killed|failed|again|aborting' "$TMPD/err.$tag" | sort | uniq -c | head -20
-    [ $rc = 0 ] || { tail -20 "$TMPD/err.$tag"; fail "$np ranks, rejoin=$rejoin: exit $rc"; }
-    grep -q 'its switch failed' "$TMPD/err.$tag" || fail "no line saying the switch failed"
+    shown "$tag" "$np ranks, rejoin=$rejoin" 'its switch failed'
     echo "ok: $np ranks, SIG$sig, REJOIN=$rejoin, $(($(date +%s) - start)) s"
 }
 
@@ -56,7 +63,4 @@ ACIS_TEST_SWITCH_PID=$(cat "$TMPD/sw5.pid") MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLO
     run_mpi 4 "$TESTS_DIR/switch_kill" --kill-at=4 --iters=10 --broken=1 \
     >"$TMPD/out.5" 2>"$TMPD/err.5"
 rc=$?
-cat "$TMPD/out.5"
-grep -E 'FAIL|MPI_ERR_INTERN|abort' "$TMPD/err.5" | sort | uniq -c | head -10
-[ $rc = 0 ] || { tail -20 "$TMPD/err.5"; fail "broken communicators: exit $rc"; }
-grep -q 'return MPI_ERR_INTERN from now on' "$TMPD/err.5" || fail "no line saying the communicator broke"
+shown 5 "broken communicators" 'return MPI_ERR_INTERN from now on'
