@@ -35,6 +35,7 @@ static const char *type_name(enum acis_cvar_type t)
     case ACIS_CVAR_SIZE: return "size";
     case ACIS_CVAR_ADDR: return "address";
     case ACIS_CVAR_RATE: return "rate";
+    case ACIS_CVAR_NAME: return "name";
     }
     return "?";
 }
@@ -142,10 +143,12 @@ int acis_rate_parse(const char *text, long long *ppb)
     return 0;
 }
 
-/* auto, HOST:PORT (host may be [v6]), or an absolute path. */
+/* auto, HOST:PORT (host may be [v6]), an absolute path, or an RDMA
+ * endpoint (LID/QPN, GID/QPN). */
 static int parse_addr(const char *v)
 {
-    if (strcasecmp(v, "auto") == 0 || v[0] == '/')
+    struct acis_ib_addr ib;
+    if (strcasecmp(v, "auto") == 0 || v[0] == '/' || acis_ib_addr_parse(v, &ib) == 0)
         return 0;
     const char *colon = strrchr(v, ':');
     if (!colon || colon == v)
@@ -156,6 +159,17 @@ static int parse_addr(const char *v)
     long long port;
     if (parse_number(colon + 1, 0, &port) || port < 1 || port > 65535)
         return -1;
+    return 0;
+}
+
+/* auto, or a device name: letters, digits, '_', '-', '.'. */
+static int parse_name(const char *v)
+{
+    if (!*v || strlen(v) > 63)
+        return -1;
+    for (const char *p = v; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_-.", *p))
+            return -1;
     return 0;
 }
 
@@ -194,7 +208,18 @@ int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
     case ACIS_CVAR_RATE:
         rc = acis_rate_parse(v, num);
         break;
+    case ACIS_CVAR_NAME:
+        rc = parse_name(v);
+        *num = 0;
+        break;
     }
+#ifndef ACIS_HAVE_VERBS
+    if (rc == 0 && id == ACIS_CV_OFFLOAD_DEVICE && *num == ACIS_DEV_VERBS) {
+        snprintf(err, errlen, "allowed in this build: udp|shm|none|auto (verbs needs acis "
+                              "configured with libibverbs-dev installed, --with-verbs)");
+        return -1;
+    }
+#endif
     if (rc != 0) {
         const char *how = cv->type == ACIS_CVAR_SIZE ? "a size in bytes (K, M, G suffixes) in "
                         : cv->type == ACIS_CVAR_INT ? "an integer in "
@@ -307,7 +332,7 @@ void acis_cvar_format(enum acis_cvar_id id, const struct acis_cvars *cv, char *b
             w = strchr(w, '|') + 1;
         size_t n = strcspn(w, "|");
         snprintf(buf, len, "%.*s", (int)n, w);
-    } else if (d->type == ACIS_CVAR_ADDR) {
+    } else if (d->type == ACIS_CVAR_ADDR || d->type == ACIS_CVAR_NAME) {
         snprintf(buf, len, "%s", cv->str[id]);
     } else if (d->type == ACIS_CVAR_RATE) {
         snprintf(buf, len, "%g", (double)v / (double)ACIS_RATE_ONE);

@@ -1,9 +1,13 @@
 /* net.c -- "HOST:PORT" addresses (IPv4, [IPv6] or names) to socket
- * addresses and back, and socket buffer sizing; shared by the UDP channel,
- * the UDP switch and acis-info. */
+ * addresses and back, socket buffer sizing, and the text form of RDMA
+ * endpoints ("LID/QPN", "GID/QPN"); shared by the channels, the switches,
+ * the CVAR parser and acis-info. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -56,4 +60,53 @@ int acis_sock_buffers(int fd, int bytes)
     socklen_t l = sizeof got;
     getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &l);
     return got;
+}
+
+/* A decimal or 0x-hex number up to max; 0, or -1. */
+static int ib_number(const char *text, size_t len, unsigned long max, unsigned long *v)
+{
+    char buf[16], *end;
+    if (len == 0 || len >= sizeof buf || text[0] == '-' || text[0] == '+')
+        return -1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    errno = 0;
+    *v = strtoul(buf, &end, 0);
+    return *end || errno || *v > max ? -1 : 0;
+}
+
+int acis_ib_addr_parse(const char *text, struct acis_ib_addr *a)
+{
+    const char *slash = strrchr(text, '/');
+    unsigned long qpn, lid;
+    memset(a, 0, sizeof *a);
+    if (!slash || slash == text || ib_number(slash + 1, strlen(slash + 1), 0xffffff, &qpn) ||
+        qpn == 0)
+        return -1;
+    a->qpn = (uint32_t)qpn;
+    size_t hl = (size_t)(slash - text);
+    if (ib_number(text, hl, 0xffff, &lid) == 0) {
+        if (lid == 0)
+            return -1;
+        a->lid = (uint16_t)lid;
+        return 0;
+    }
+    char gid[INET6_ADDRSTRLEN];
+    if (hl >= sizeof gid)
+        return -1;
+    memcpy(gid, text, hl);
+    gid[hl] = '\0';
+    if (inet_pton(AF_INET6, gid, a->gid) != 1)
+        return -1;
+    a->has_gid = 1;
+    return 0;
+}
+
+void acis_ib_addr_format(const struct acis_ib_addr *a, char *out, size_t outlen)
+{
+    char gid[INET6_ADDRSTRLEN];
+    if (a->has_gid && inet_ntop(AF_INET6, a->gid, gid, sizeof gid))
+        snprintf(out, outlen, "%s/%u", gid, (unsigned)a->qpn);
+    else
+        snprintf(out, outlen, "%u/%u", (unsigned)a->lid, (unsigned)a->qpn);
 }

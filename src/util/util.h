@@ -18,7 +18,7 @@
 /* ---------------------------------------------------------------- CVARs */
 
 enum acis_cvar_type { ACIS_CVAR_ENUM, ACIS_CVAR_BOOL, ACIS_CVAR_INT,
-                      ACIS_CVAR_SIZE, ACIS_CVAR_ADDR, ACIS_CVAR_RATE };
+                      ACIS_CVAR_SIZE, ACIS_CVAR_ADDR, ACIS_CVAR_RATE, ACIS_CVAR_NAME };
 
 /* RATE values are stored in parts per billion. */
 #define ACIS_RATE_ONE 1000000000LL
@@ -56,7 +56,7 @@ extern const struct acis_cvar acis_cvar_table[ACIS_CV_COUNT];
 #define ACIS_CVAR_STRLEN 256
 
 /* Parsed values: num holds enum positions, booleans and numbers; str holds
- * the ADDR text ("auto" for the default). */
+ * the ADDR and NAME text ("auto" for the default). */
 struct acis_cvars {
     long long num[ACIS_CV_COUNT];
     char str[ACIS_CV_COUNT][ACIS_CVAR_STRLEN];
@@ -154,6 +154,22 @@ void acis_addr_format(const struct sockaddr *a, unsigned int len, char *out,
 /* Ask for bytes of send and receive buffer; returns the receive buffer the
  * kernel granted (its accounting size). */
 int acis_sock_buffers(int fd, int bytes);
+
+/* An RDMA unreliable-datagram endpoint: a queue pair on a port reached by
+ * its LID (InfiniBand) or its GID (RoCE, or InfiniBand across subnets).
+ * Written "LID/QPN" or "GID/QPN", GID in IPv6 notation, numbers decimal
+ * or 0x-hex: "7/0x1a2b", "fe80::1e34:daff:fe5a:1234/291". */
+struct acis_ib_addr {
+    uint8_t gid[16];
+    int has_gid;                 /* else lid */
+    uint16_t lid;
+    uint32_t qpn;                /* 24 bits */
+};
+
+/* 0, or -1 if text is not LID/QPN or GID/QPN. */
+int acis_ib_addr_parse(const char *text, struct acis_ib_addr *a);
+/* The text form acis_ib_addr_parse reads (GID if has_gid, else LID). */
+void acis_ib_addr_format(const struct acis_ib_addr *a, char *out, size_t outlen);
 
 /* ------------------------------------------------------ fault injection */
 

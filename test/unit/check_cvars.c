@@ -39,14 +39,14 @@ START_TEST(good_values)
 {
     char *env[] = {
         "MPIR_CVAR_OFFLOAD= Off ", "MPIR_CVAR_OFFLOAD_BCAST=on",
-        "MPIR_CVAR_OFFLOAD_DEVICE=verbs", "MPIR_CVAR_OFFLOAD_SWITCH=10.0.0.1:7000",
+        "MPIR_CVAR_OFFLOAD_DEVICE=udp", "MPIR_CVAR_OFFLOAD_SWITCH=10.0.0.1:7000",
         "MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE=4KiB", "MPIR_CVAR_OFFLOAD_VERBOSE=3",
         "MPIR_CVAR_OFFLOAD_STATS=yes", "MPIR_CVAR_OFFLOAD_SPIN_US=0", NULL
     };
     ck_assert_int_eq(parse(env), 0);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD], ACIS_OFF);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_BCAST], ACIS_ON);
-    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_DEVICE], ACIS_DEV_VERBS);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_DEVICE], ACIS_DEV_UDP);
     ck_assert_str_eq(cv.str[ACIS_CV_OFFLOAD_SWITCH], "10.0.0.1:7000");
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_MAX_MSG_SIZE], 4096);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 3);
@@ -74,6 +74,60 @@ START_TEST(sizes_and_addresses)
                                            s, sizeof s, err, sizeof err), 0);
     ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH, "AUTO", &n,
                                            s, sizeof s, err, sizeof err), 0);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH, "7/0x1a2b", &n,
+                                           s, sizeof s, err, sizeof err), 0);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH,
+                                           "fe80::1e34:daff:fe5a:1234/291", &n, s, sizeof s,
+                                           err, sizeof err), 0);
+    ck_assert_str_eq(s, "fe80::1e34:daff:fe5a:1234/291");
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_VERBS_DEVICE, "mlx5_0", &n,
+                                           s, sizeof s, err, sizeof err), 0);
+    ck_assert_str_eq(s, "mlx5_0");
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_VERBS_PORT, "2", &n,
+                                           NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(n, 2);
+}
+END_TEST
+
+/* RDMA endpoints: LID/QPN and GID/QPN, read and written back. */
+START_TEST(ib_addresses)
+{
+    struct acis_ib_addr a;
+    char out[80];
+    ck_assert_int_eq(acis_ib_addr_parse("7/0x1a2b", &a), 0);
+    ck_assert_int_eq(a.has_gid, 0);
+    ck_assert_uint_eq(a.lid, 7);
+    ck_assert_uint_eq(a.qpn, 0x1a2b);
+    acis_ib_addr_format(&a, out, sizeof out);
+    ck_assert_str_eq(out, "7/6699");
+    ck_assert_int_eq(acis_ib_addr_parse("fe80::1e34:daff:fe5a:1234/0xffffff", &a), 0);
+    ck_assert_int_eq(a.has_gid, 1);
+    ck_assert_uint_eq(a.gid[0], 0xfe);
+    ck_assert_uint_eq(a.gid[15], 0x34);
+    ck_assert_uint_eq(a.qpn, 0xffffff);
+    acis_ib_addr_format(&a, out, sizeof out);
+    ck_assert_str_eq(out, "fe80::1e34:daff:fe5a:1234/16777215");
+    ck_assert_int_eq(acis_ib_addr_parse("::ffff:10.0.0.2/12", &a), 0);   /* RoCE v2 */
+    ck_assert_uint_eq(a.gid[15], 2);
+    const char *bad[] = { "", "7", "/5", "7/", "0/5", "7/0", "7/0x1000000", "65536/5",
+                          "-1/5", "7/-5", "fe80::zz/5", "7/5/6", "10.0.0.1:7000", "7/5x" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(acis_ib_addr_parse(bad[i], &a) == -1, "'%s' accepted", bad[i]);
+}
+END_TEST
+
+/* The verbs channel is a valid device only in builds that have it. */
+START_TEST(verbs_in_this_build)
+{
+    char *env[] = { "MPIR_CVAR_OFFLOAD_DEVICE=verbs", NULL };
+#ifdef ACIS_HAVE_VERBS
+    ck_assert_int_eq(parse(env), 0);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_DEVICE], ACIS_DEV_VERBS);
+#else
+    ck_assert_int_eq(parse(env), -1);
+    ck_assert_msg(strstr(err, "MPIR_CVAR_OFFLOAD_DEVICE") && strstr(err, "udp|shm|none|auto") &&
+                  strstr(err, "libibverbs"), "%s", err);
+#endif
 }
 END_TEST
 
@@ -110,6 +164,13 @@ static const struct bad {
     { "MPIR_CVAR_OFFLOAD_SWITCH=:7000", "auto|HOST:PORT|PATH" },
     { "MPIR_CVAR_OFFLOAD_SWITCH=my host:7000", "auto|HOST:PORT|PATH" },
     { "MPIR_CVAR_OFFLOAD_SWITCH=relative/path", "auto|HOST:PORT|PATH" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=0/5", "LID/QPN|GID/QPN" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=7/0x1000000", "LID/QPN|GID/QPN" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH=fe80::zz/5", "LID/QPN|GID/QPN" },
+    { "MPIR_CVAR_OFFLOAD_VERBS_DEVICE=mlx5 0", "auto|NAME" },
+    { "MPIR_CVAR_OFFLOAD_VERBS_DEVICE=../x", "auto|NAME" },
+    { "MPIR_CVAR_OFFLOAD_VERBS_DEVICE=", "auto|NAME" },
+    { "MPIR_CVAR_OFFLOAD_VERBS_PORT=256", "0..255" },
     { "MPICH_OFFLOAD=sometimes", "auto|on|off" },
     { "MPIR_PARAM_OFFLOAD_BCAST=x", "auto|on|off" },
 };
@@ -214,6 +275,8 @@ int main(void)
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, good_values);
     tcase_add_test(tc, sizes_and_addresses);
+    tcase_add_test(tc, ib_addresses);
+    tcase_add_test(tc, verbs_in_this_build);
     tcase_add_loop_test(tc, bad_values, 0, (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, too_long);
     tcase_add_test(tc, unknown_name);
