@@ -1,0 +1,380 @@
+/* check_verbs.c -- what the verbs channel does without a device: work
+ * requests (one datagram of header and payload, inline when small),
+ * payload per MTU, device, port and GID choice from stubbed lists, the
+ * registration cache with stubbed registration, credits from posted
+ * receive buffers, and the switch with simulated hosts at verbs packet
+ * sizes (odd segments, 16-byte elements, loss) through the same
+ * segmentation and windows the UDP channel uses. */
+#include "config.h"
+
+#include <check.h>
+#include <complex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpid/device.h"
+#include "simhost.h"
+#include "verbs/verbs.h"
+
+/* ------------------------------------------------------- work requests */
+
+START_TEST(send_wr)
+{
+    uint8_t hdr[ACIS_HDR_LEN] = { 0 }, pl[1000] = { 0 };
+    struct ibv_ah *ah = (struct ibv_ah *)(uintptr_t)0x1000;  /* never dereferenced */
+    struct acis_ud_dest d = { ah, 0x123456 };
+    struct ibv_send_wr wr;
+    struct ibv_sge sge[2];
+
+    acis_ud_build_send(&wr, sge, &d, 7, hdr, ACIS_HDR_LEN, 11, pl, sizeof pl, 22, 128, 1);
+    ck_assert_uint_eq(wr.wr_id, 7);
+    ck_assert_int_eq(wr.opcode, IBV_WR_SEND);
+    ck_assert_int_eq(wr.num_sge, 2);
+    ck_assert_ptr_eq(wr.sg_list, sge);
+    ck_assert_ptr_null(wr.next);
+    ck_assert_uint_eq(sge[0].addr, (uintptr_t)hdr);
+    ck_assert_uint_eq(sge[0].length, ACIS_HDR_LEN);
+    ck_assert_uint_eq(sge[0].lkey, 11);
+    ck_assert_uint_eq(sge[1].addr, (uintptr_t)pl);
+    ck_assert_uint_eq(sge[1].length, sizeof pl);
+    ck_assert_uint_eq(sge[1].lkey, 22);
+    ck_assert_uint_eq(wr.send_flags, IBV_SEND_SIGNALED);           /* too big to inline */
+    ck_assert_ptr_eq(wr.wr.ud.ah, ah);
+    ck_assert_uint_eq(wr.wr.ud.remote_qpn, 0x123456);
+    ck_assert_uint_eq(wr.wr.ud.remote_qkey, ACIS_UD_QKEY);
+
+    /* header only, fits inline exactly; unsignaled */
+    acis_ud_build_send(&wr, sge, &d, 8, hdr, ACIS_HDR_LEN, 11, NULL, 0, 0, ACIS_HDR_LEN, 0);
+    ck_assert_int_eq(wr.num_sge, 1);
+    ck_assert_uint_eq(wr.send_flags, IBV_SEND_INLINE);
+    /* one byte over the inline limit */
+    acis_ud_build_send(&wr, sge, &d, 9, hdr, ACIS_HDR_LEN, 11, pl, 1, 22, ACIS_HDR_LEN, 1);
+    ck_assert_int_eq(wr.num_sge, 2);
+    ck_assert_uint_eq(wr.send_flags, IBV_SEND_SIGNALED);
+    /* a device without inline sends */
+    acis_ud_build_send(&wr, sge, &d, 9, hdr, ACIS_HDR_LEN, 11, NULL, 0, 0, 0, 1);
+    ck_assert_uint_eq(wr.send_flags, IBV_SEND_SIGNALED);
+
+    struct ibv_recv_wr rw;
+    struct ibv_sge rs;
+    acis_ud_build_recv(&rw, &rs, 5, pl, 4136, 33);
+    ck_assert_uint_eq(rw.wr_id, 5);
+    ck_assert_int_eq(rw.num_sge, 1);
+    ck_assert_ptr_eq(rw.sg_list, &rs);
+    ck_assert_uint_eq(rs.addr, (uintptr_t)pl);
+    ck_assert_uint_eq(rs.length, 4136);
+    ck_assert_uint_eq(rs.lkey, 33);
+}
+END_TEST
+
+START_TEST(payload_per_mtu)
+{
+    ck_assert_uint_eq(acis_ud_payload(4096, ACIS_HDR_LEN), 4024);
+    ck_assert_uint_eq(acis_ud_payload(2048, ACIS_HDR_LEN), 1976);
+    ck_assert_uint_eq(acis_ud_payload(1024, ACIS_HDR_LEN), 952);
+    ck_assert_uint_eq(acis_ud_payload(256, ACIS_HDR_LEN), 184);
+    ck_assert_uint_eq(acis_ud_payload(ACIS_HDR_LEN, ACIS_HDR_LEN), 0);
+    ck_assert_uint_eq(acis_ud_payload(10, ACIS_HDR_LEN), 0);
+    for (uint32_t mtu = 256; mtu <= 4096; mtu *= 2)
+        ck_assert_uint_le(acis_ud_payload(mtu, ACIS_HDR_LEN) + ACIS_HDR_LEN, mtu);
+}
+END_TEST
+
+/* --------------------------------------------------------- device choice */
+
+START_TEST(choose_device)
+{
+    char why[256];
+    struct acis_ud_cand c[] = {
+        { "mlx5_0", 1, 1, 0 },       /* active, far */
+        { "mlx5_0", 2, 0, 0 },       /* down */
+        { "mlx5_1", 1, 1, 1 },       /* active, near */
+        { "rxe0", 1, 1, -1 },        /* active, locality unknown */
+    };
+    int n = 4;
+    ck_assert_int_eq(acis_ud_choose(c, 0, "auto", 0, why, sizeof why), -1);
+    ck_assert_str_eq(why, "verbs: no RDMA device found");
+    ck_assert_int_eq(acis_ud_choose(c, n, "auto", 0, why, sizeof why), 2);
+    ck_assert_int_eq(acis_ud_choose(c, n, NULL, 0, why, sizeof why), 2);
+    ck_assert_int_eq(acis_ud_choose(c, n, "mlx5_0", 0, why, sizeof why), 0);
+    ck_assert_int_eq(acis_ud_choose(c, n, "rxe0", 0, why, sizeof why), 3);
+    ck_assert_int_eq(acis_ud_choose(c, n, "auto", 1, why, sizeof why), 2);
+    /* the only port 2 is down */
+    ck_assert_int_eq(acis_ud_choose(c, n, "auto", 2, why, sizeof why), -1);
+    ck_assert_str_eq(why, "verbs: port 2 of mlx5_0,mlx5_1,rxe0 is not active");
+    ck_assert_int_eq(acis_ud_choose(c, n, "mlx5_0", 2, why, sizeof why), -1);
+    ck_assert_str_eq(why, "verbs: port 2 of mlx5_0 is not active");
+    ck_assert_int_eq(acis_ud_choose(c, n, "mlx5_1", 2, why, sizeof why), -1);
+    ck_assert_str_eq(why, "verbs: mlx5_1 has no port 2");
+    ck_assert_int_eq(acis_ud_choose(c, n, "hfi1_0", 0, why, sizeof why), -1);
+    ck_assert_str_eq(why, "verbs: no RDMA device named hfi1_0 (present: mlx5_0,mlx5_1,rxe0)");
+    /* unknown locality beats far; the first wins among equals */
+    ck_assert_int_eq(acis_ud_choose(c, 1, "auto", 0, why, sizeof why), 0);
+    struct acis_ud_cand far_unknown[] = { c[0], c[3] }, equal[] = { c[3], c[3] };
+    ck_assert_int_eq(acis_ud_choose(far_unknown, 2, "auto", 0, why, sizeof why), 1);
+    ck_assert_int_eq(acis_ud_choose(equal, 2, "auto", 0, why, sizeof why), 0);
+    /* every port down */
+    struct acis_ud_cand down[] = { c[1] };
+    ck_assert_int_eq(acis_ud_choose(down, 1, "auto", 0, why, sizeof why), -1);
+    ck_assert_str_eq(why, "verbs: no active port on mlx5_0");
+}
+END_TEST
+
+static struct ibv_gid_entry gid(uint32_t index, uint32_t type, uint8_t first, int v4)
+{
+    struct ibv_gid_entry e;
+    memset(&e, 0, sizeof e);
+    e.gid_index = index;
+    e.gid_type = type;
+    e.gid.raw[0] = first;
+    if (v4) {
+        e.gid.raw[10] = e.gid.raw[11] = 0xff;
+        e.gid.raw[12] = 10;
+        e.gid.raw[15] = (uint8_t)index;
+    }
+    return e;
+}
+
+START_TEST(choose_gid)
+{
+    struct ibv_gid_entry t[] = {
+        gid(0, IBV_GID_TYPE_ROCE_V1, 0xfe, 0),     /* link-local, v1 */
+        gid(1, IBV_GID_TYPE_ROCE_V2, 0xfe, 0),     /* link-local, v2 */
+        gid(2, IBV_GID_TYPE_ROCE_V1, 0, 1),        /* IPv4, v1 */
+        gid(3, IBV_GID_TYPE_ROCE_V2, 0, 1),        /* IPv4, v2: the one */
+        gid(4, IBV_GID_TYPE_ROCE_V2, 0, 0),        /* all zero: unused entry */
+    };
+    ck_assert_int_eq(acis_ud_pick_gid(t, 5), 3);
+    ck_assert_int_eq(acis_ud_pick_gid(t, 3), 1);    /* v2 beats v1 */
+    ck_assert_int_eq(acis_ud_pick_gid(t, 1), 0);    /* anything beats nothing */
+    ck_assert_int_eq(acis_ud_pick_gid(t + 4, 1), -1);
+    ck_assert_int_eq(acis_ud_pick_gid(t, 0), -1);
+}
+END_TEST
+
+/* -------------------------------------------------- registration cache */
+
+struct stub {
+    int live, calls, fail;
+    uint32_t next_key;
+    struct { uintptr_t lo; size_t len; } last;
+};
+
+static void *stub_reg(void *arg, void *addr, size_t len, uint32_t *lkey)
+{
+    struct stub *s = arg;
+    s->calls++;
+    if (s->fail)
+        return NULL;
+    s->live++;
+    s->last.lo = (uintptr_t)addr;
+    s->last.len = len;
+    *lkey = ++s->next_key;
+    return malloc(1);
+}
+
+static void stub_dereg(void *arg, void *handle)
+{
+    struct stub *s = arg;
+    s->live--;
+    free(handle);
+}
+
+START_TEST(regcache)
+{
+    struct stub st = { 0 };
+    const size_t pg = 4096;
+    uint8_t *mem = aligned_alloc(pg, 64 * pg);
+    struct acis_regcache *rc = acis_regcache_new(4, 16 * pg, stub_reg, stub_dereg, &st);
+    struct acis_regcache_stats s;
+    uint32_t k1, k2, k;
+    ck_assert_ptr_nonnull(rc);
+
+    /* whole pages are registered; anything inside them hits */
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 100, 200, &k1), 0);
+    ck_assert_uint_eq(st.last.lo, (uintptr_t)mem);
+    ck_assert_uint_eq(st.last.len, pg);
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 4000, 96, &k), 0);
+    ck_assert_uint_eq(k, k1);
+    ck_assert_int_eq(st.calls, 1);
+    /* crossing into the next page: one region covering both replaces it */
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 4000, 200, &k2), 0);
+    ck_assert_uint_ne(k2, k1);
+    ck_assert_uint_eq(st.last.lo, (uintptr_t)mem);
+    ck_assert_uint_eq(st.last.len, 2 * pg);
+    ck_assert_int_eq(st.live, 1);
+    acis_regcache_stats(rc, &s);
+    ck_assert_uint_eq(s.hits, 1);
+    ck_assert_uint_eq(s.misses, 2);
+    ck_assert_uint_eq(s.entries, 1);
+    ck_assert_uint_eq(s.bytes, 2 * pg);
+
+    /* four entries at most: the least recently used goes */
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 10 * pg, 1, &k), 0);
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 12 * pg, 1, &k), 0);
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 14 * pg, 1, &k), 0);
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 100, 1, &k), 0);        /* touch the first */
+    ck_assert_uint_eq(k, k2);
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 16 * pg, 1, &k), 0);    /* evicts 10 */
+    acis_regcache_stats(rc, &s);
+    ck_assert_uint_eq(s.entries, 4);
+    ck_assert_uint_eq(s.evictions, 1);
+    ck_assert_int_eq(st.live, 4);
+    int calls = st.calls;
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 100, 1, &k), 0);        /* still there */
+    ck_assert_int_eq(st.calls, calls);
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 10 * pg, 1, &k), 0);    /* gone: again */
+    ck_assert_int_eq(st.calls, calls + 1);
+
+    /* the byte limit: a 15-page region leaves room for one page more, the
+     * most recently used (10) */
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 30 * pg, 15 * pg, &k), 0);
+    acis_regcache_stats(rc, &s);
+    ck_assert_uint_eq(s.bytes, 16 * pg);
+    ck_assert_uint_eq(s.entries, 2);
+    ck_assert_int_eq(st.live, 2);
+    calls = st.calls;
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 10 * pg, 1, &k), 0);
+    ck_assert_int_eq(st.calls, calls);
+    /* larger than the cache: refused (the caller copies), nothing dropped */
+    ck_assert_int_eq(acis_regcache_get(rc, mem, 17 * pg, &k), -1);
+    acis_regcache_stats(rc, &s);
+    ck_assert_uint_eq(s.entries, 2);
+    /* a failing registration is refused and counted */
+    st.fail = 1;
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 50 * pg, 1, &k), -1);
+    st.fail = 0;
+    acis_regcache_stats(rc, &s);
+    ck_assert_uint_eq(s.failures, 2);
+    ck_assert_int_eq(st.live, (int)s.entries);
+    ck_assert_uint_eq(s.entries, 1);            /* room was made first */
+
+    /* invalidation drops what overlaps, nothing else */
+    ck_assert_int_eq(acis_regcache_get(rc, mem + 30 * pg, 15 * pg, &k), 0);
+    ck_assert_int_eq(st.live, 2);
+    acis_regcache_invalidate(rc, mem + 44 * pg, 1);
+    acis_regcache_stats(rc, &s);
+    ck_assert_uint_eq(s.entries, 1);
+    ck_assert_int_eq(st.live, 1);
+    acis_regcache_invalidate(rc, mem, 64 * pg);
+    ck_assert_int_eq(st.live, 0);
+
+    ck_assert_int_eq(acis_regcache_get(rc, mem, 1, &k), 0);
+    acis_regcache_free(rc);
+    ck_assert_int_eq(st.live, 0);                 /* freeing deregisters all */
+    free(mem);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- credits */
+
+START_TEST(credits)
+{
+    /* verbs: half the posted receive buffers, whatever the packet size */
+    ck_assert_uint_eq(acis_dev_credits(0, 0, 256, 184), 256);
+    ck_assert_uint_eq(acis_dev_credits(0, 0, 256, 4024), 256);
+    ck_assert_uint_eq(acis_dev_credits(100, 0, 256, 4024), 100);     /* the switch's is less */
+    ck_assert_uint_eq(acis_dev_credits(2048, 0, 256, 4024), 256);
+    /* udp: bytes of socket buffer */
+    ck_assert_uint_eq(acis_dev_credits(0, 4 << 20, 0, 16384),
+                      ACIS_BUF_PACKETS(4 << 20, 16384));
+    ck_assert_uint_eq(acis_dev_credits(0, 0, 0, 16384), 1);          /* never zero */
+}
+END_TEST
+
+/* ------------------------------- switch and hosts at verbs packet sizes */
+
+static const uint64_t KEY = 0x0123456789abcdefULL;
+
+/* An allreduce of complex doubles (16-byte elements that do not tile the
+ * payload) and an allgather on 8 hosts, through a switch whose payload is
+ * what a datagram of mtu bytes holds, with the credits a verbs host
+ * gets, losing and doubling packets. */
+static void at_mtu(uint32_t mtu)
+{
+    enum { P = 8, N = 1000 };
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.payload = acis_ud_payload(mtu, ACIS_HDR_LEN);
+    o.credits = acis_dev_credits(0, 0, 512 / 2, o.payload);
+    o.slots = 64;
+    struct sim *s = calloc(1, sizeof *s);
+    ck_assert_int_eq(sim_init(s, &o), 0);
+    s->loss = 3;
+    s->dup = 2;
+    for (int i = 0; i < P; i++) {
+        uint32_t st;
+        ck_assert_int_eq(sim_join(s, KEY, (uint32_t)i, P, &st), i);
+        ck_assert_uint_eq(s->hosts[i].payload, o.payload);
+    }
+    struct sim_comm *c = calloc(1, sizeof *c);
+    c->n = P;
+    for (int i = 0; i < P; i++)
+        c->host[i] = i;
+    ck_assert_uint_eq(sim_ct_create(s, c, 77), ACIS_ST_OK);
+
+    static double complex in[P][N], out[P][N];
+    static int32_t gin[P][N], gout[P][P * N];
+    struct sim_member m[P];
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < N; i++)
+            in[r][i] = (double)(r + i) + (double)(r * i) * I;
+        m[r] = (struct sim_member){ in[r], 0, sizeof in[r], out[r], 0, sizeof out[r] };
+    }
+    ck_assert_int_eq(sim_collective(s, c, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_C64, 0,
+                                    sizeof in[0], m, mtu), 0);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++) {
+            double re = P * i + P * (P - 1) / 2, im = (double)i * P * (P - 1) / 2;
+            ck_assert_msg(creal(out[r][i]) == re && cimag(out[r][i]) == im,
+                          "mtu %u member %d elem %d", mtu, r, i);
+        }
+
+    uint64_t blk = sizeof gin[0];
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < N; i++)
+            gin[r][i] = r * 100000 + i;
+        m[r] = (struct sim_member){ gin[r], r * blk, blk, gout[r], 0, P * blk };
+    }
+    ck_assert_int_eq(sim_collective(s, c, ACIS_K_ALLGATHER, 0, ACIS_DT_BYTE, 0, P * blk, m,
+                                    mtu + 1), 0);
+    for (int r = 0; r < P; r++)
+        for (int q = 0; q < P; q++)
+            for (int i = 0; i < N; i++)
+                ck_assert_int_eq(gout[r][q * N + i], q * 100000 + i);
+    sim_counters(s);
+    ck_assert_uint_gt(s->c[ACIS_SWC_seg_allreduce], sizeof in[0] / o.payload);
+    ck_assert_uint_gt(s->c[ACIS_SWC_drop_duplicate], 0);       /* the loss was real */
+    for (int i = 0; i < c->n; i++)
+        acis_window_free(&c->win[i]);
+    free(c);
+    sim_fini(s);
+    free(s);
+}
+
+START_TEST(switch_at_mtu)
+{
+    at_mtu(256);
+    at_mtu(1024);
+    at_mtu(4096);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("verbs");
+    TCase *t = tcase_create("verbs");
+    tcase_add_test(t, send_wr);
+    tcase_add_test(t, payload_per_mtu);
+    tcase_add_test(t, choose_device);
+    tcase_add_test(t, choose_gid);
+    tcase_add_test(t, regcache);
+    tcase_add_test(t, credits);
+    tcase_add_test(t, switch_at_mtu);
+    tcase_set_timeout(t, 120);
+    suite_add_tcase(s, t);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
