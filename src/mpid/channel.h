@@ -42,10 +42,18 @@ struct acis_chan_ops {
     int (*fd)(struct acis_chan *ch);
     /* Receive buffer bytes the kernel granted (for credits), 0 unknown. */
     int (*rcvbuf)(struct acis_chan *ch);
+    /* Or: packets it can hold unreceived (a channel that counts buffers,
+     * not bytes, sets this instead of rcvbuf). */
+    int (*rx_packets)(struct acis_chan *ch);
     void (*close)(struct acis_chan *ch);
     /* Optional: hand every data answer that is ready to fn, in place.
      * Returns how many, -1 on error. */
     int (*poll)(struct acis_chan *ch, acis_chan_deliver fn, void *arg);
+    /* Optional, for a channel that may still read a payload after send
+     * returned (zero copy): wait until it no longer does.  0, or -1. */
+    int (*flush)(struct acis_chan *ch);
+    /* Optional: the largest packet (header and payload) it carries. */
+    uint32_t (*max_packet)(struct acis_chan *ch);
 };
 
 extern const struct acis_chan_ops acis_chan_udp;

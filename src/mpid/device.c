@@ -120,6 +120,14 @@ static void fault_sink(void *ctx, uint32_t dest, const void *buf, size_t len)
     struct acis_dev_pkt p = { (uint8_t *)buf, (const uint8_t *)buf + ACIS_HDR_LEN,
                               (uint32_t)(len - ACIS_HDR_LEN) };
     d->ops->send(d->ch, &p, 1);
+    if (d->ops->flush)                      /* buf is the injector's, reused at once */
+        d->ops->flush(d->ch);
+}
+
+void acis_dev_flush(void)
+{
+    if (acis_dev.ops && acis_dev.ops->flush && acis_dev.ch)
+        acis_dev.ops->flush(acis_dev.ch);
 }
 
 /* Send n packets, through the fault injector when one is set. */
@@ -307,6 +315,14 @@ static int round_trip(struct acis_dev_ctx *d, uint8_t *hdr, const void *payload,
     return d->got ? 0 : -1;
 }
 
+uint32_t acis_dev_credits(uint32_t offered, int rcvbuf, int rx_packets, uint32_t payload)
+{
+    uint32_t mine = rx_packets > 0 ? (uint32_t)rx_packets
+                                   : ACIS_BUF_PACKETS(rcvbuf > 0 ? rcvbuf : 0, payload);
+    uint32_t cap = offered && offered < mine ? offered : mine;
+    return cap ? cap : 1;
+}
+
 int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint32_t world,
                   int timeout_ms, char *why, size_t whylen)
 {
@@ -357,12 +373,18 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         snprintf(why, whylen, "cannot attach to switch port %u", acis_dev.info.port);
         goto fail;
     }
-    uint32_t mine = ACIS_BUF_PACKETS(acis_dev.ops->rcvbuf(acis_dev.ch),
-                                     acis_dev.info.max_payload);
-    acis_dev.credit_cap = acis_dev.info.credits && acis_dev.info.credits < mine
-                              ? acis_dev.info.credits : mine;
-    if (acis_dev.credit_cap < 1)
-        acis_dev.credit_cap = 1;
+    uint32_t most = acis_dev.ops->max_packet ? acis_dev.ops->max_packet(acis_dev.ch) : 0;
+    if (most && ACIS_HDR_LEN + acis_dev.info.max_payload > most) {
+        snprintf(why, whylen, "the switch's %u-byte packets do not fit this channel's %u "
+                 "(a smaller MTU here than at the switch?)",
+                 ACIS_HDR_LEN + acis_dev.info.max_payload, most);
+        goto fail;
+    }
+    const struct acis_chan_ops *ops = acis_dev.ops;
+    acis_dev.credit_cap = acis_dev_credits(acis_dev.info.credits,
+                                           ops->rcvbuf ? ops->rcvbuf(acis_dev.ch) : 0,
+                                           ops->rx_packets ? ops->rx_packets(acis_dev.ch) : 0,
+                                           acis_dev.info.max_payload);
     return 0;
 fail:
     acis_dev_close();

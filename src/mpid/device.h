@@ -74,6 +74,10 @@ int acis_dev_switch_stats(uint64_t *out, int max);
 /* Send n data packets (one batch).  Returns 0 or -1. */
 int acis_dev_send(const struct acis_dev_pkt *pkts, int n);
 
+/* Before memory a sent payload came from is reused or freed: wait until
+ * the channel no longer reads it (verbs sends without a copy). */
+void acis_dev_flush(void);
+
 /* 1 if the channel loses nothing (shared memory): no retransmission, no
  * kept copies for recovery, no silence timeout. */
 int acis_dev_reliable(void);
@@ -81,6 +85,11 @@ int acis_dev_reliable(void);
 /* Packets this process may have in flight (what its port's and its own
  * socket buffers surely hold); src/offload counts what is out. */
 uint32_t acis_dev_credit_cap(void);
+
+/* That cap from what the switch offered (0: no limit of its own) and what
+ * our channel holds: rcvbuf bytes of socket buffer, or rx_packets posted
+ * buffers (verbs); at least 1. */
+uint32_t acis_dev_credits(uint32_t offered, int rcvbuf, int rx_packets, uint32_t payload);
 
 /* Receive what has arrived, validate it, hand data answers to the
  * deliver function.  Returns packets delivered (0: nothing), -1 on a

@@ -53,12 +53,14 @@ static struct acis_fault_rates fault_rates(void)
 }
 
 /* The lowest rank that failed says why (rank 0 of MPI_COMM_WORLD reports
- * for everyone when the failure is its own). */
+ * for everyone when the failure is its own): always when offload or the
+ * verbs channel was asked for by name, else with VERBOSE. */
 static void report_failure(int failed, const char *why)
 {
     int me = failed ? acis_oc.world_rank : acis_oc.world_size, first;
     PMPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    int level = ACIS_CV(OFFLOAD) == ACIS_ON ? 0 : 1;
+    int level = ACIS_CV(OFFLOAD) == ACIS_ON || ACIS_CV(OFFLOAD_DEVICE) == ACIS_DEV_VERBS
+                    ? 0 : 1;                   /* asked for: say so without VERBOSE */
     if (first == acis_oc.world_rank)
         acis_log(level, "collectives run in MPICH: %s", why);
 }
@@ -135,12 +137,16 @@ static int start_shm_switch(int local, char *addr, char *why, size_t whylen)
     return failed ? -1 : 0;
 }
 
-/* Which channel: auto is shm for a job on one node with its own switch. */
-static int pick_channel(int local, int auto_switch)
+/* Which channel: auto is shm for a job on one node with its own switch,
+ * verbs for a switch named by its RDMA endpoint, else udp. */
+static int pick_channel(int local, int auto_switch, const char *where)
 {
+    struct acis_ib_addr ib;
     int chan = (int)ACIS_CV(OFFLOAD_DEVICE);
     if (chan == ACIS_DEV_AUTO)
-        chan = auto_switch && local == acis_oc.world_size ? ACIS_DEV_SHM : ACIS_DEV_UDP;
+        chan = auto_switch && local == acis_oc.world_size ? ACIS_DEV_SHM
+               : acis_ib_addr_parse(where, &ib) == 0      ? ACIS_DEV_VERBS
+                                                          : ACIS_DEV_UDP;
     return chan;
 }
 
@@ -171,7 +177,7 @@ int acis_connect(void)
 
     const char *where = acis_util.cv.str[ACIS_CV_OFFLOAD_SWITCH];
     int auto_switch = strcmp(where, "auto") == 0 || strcmp(where, "AUTO") == 0;
-    int chan = pick_channel(local, auto_switch);
+    int chan = pick_channel(local, auto_switch, where);
     if (chan == ACIS_DEV_SHM && !auto_switch) {
         snprintf(why, sizeof why, "the shm channel needs MPIR_CVAR_OFFLOAD_SWITCH=auto "
                  "(the job's own shared-memory switch), not %.60s", where);

@@ -216,11 +216,14 @@ static int resend_overdue(struct acis_coff *co, uint64_t now, uint64_t rto)
 static void reap(void)
 {
     int reliable = acis_dev_reliable();     /* nothing to recover: keep nothing */
+    int flushed = 0;
     for (struct acis_coff **cp = &acis_oc.active; *cp;) {
         struct acis_coff *co = *cp;
         for (struct acis_op **pp = &co->ops; *pp;) {
             struct acis_op *op = *pp;
             if (acis_stream_finished(&op->st)) {
+                if (!flushed++)
+                    acis_dev_flush();       /* its buffers go back to the user */
                 *pp = op->next;
                 uint32_t n = op->st.nseg, w = co->win.size;
                 for (uint32_t k = n > w ? n - w : 0; k < n && !op->st.inplace && !reliable; k++)

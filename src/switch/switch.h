@@ -160,6 +160,29 @@ int acis_udpsw_drive(struct acis_udpsw *u);
 void acis_udpsw_release(struct acis_udpsw *u);
 int acis_udpsw_fd(const struct acis_udpsw *u);
 
+/* -------------------------------------------------------- verbs switch
+ * (verbsw.c) The core on one RDMA unreliable-datagram queue pair, for
+ * hosts on the verbs channel: the queue pair is the service endpoint and
+ * every host port (a port is the queue pair its host said HELLO from).
+ * Packets are at most the port's MTU, so the payload shrinks to fit.
+ * Runs in acis-switchd --verbs; only in builds with libibverbs
+ * (ACIS_HAVE_VERBS). */
+
+struct acis_verbsw;
+
+/* Open dev ("auto" or a name) port (0: first active) and build the core.
+ * NULL with err filled. */
+struct acis_verbsw *acis_verbsw_create(const char *dev, int port,
+                                       const struct acis_sw_opts *o,
+                                       char *err, size_t errlen);
+void acis_verbsw_destroy(struct acis_verbsw *v);
+/* The service endpoint, "LID/QPN" or "GID/QPN" (MPIR_CVAR_OFFLOAD_SWITCH),
+ * and the device port, "mlx5_0:1". */
+const char *acis_verbsw_address(const struct acis_verbsw *v);
+const char *acis_verbsw_device(const struct acis_verbsw *v);
+int acis_verbsw_run(struct acis_verbsw *v, volatile int *stop, int spin);
+void acis_verbsw_counters(const struct acis_verbsw *v, uint64_t *out);
+
 /* ------------------------------------------------ shared-memory switch
  * (shmsw.c) A switch whose ports are memory: one segment per job and node
  * that every process of the job there maps; the member that completes a

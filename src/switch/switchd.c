@@ -1,16 +1,19 @@
 /* switchd.c -- acis-switchd: a standalone emulated switch serving jobs
  * across hosts and several jobs at once.
  *
- * usage: acis-switchd [--listen HOST:PORT] [--ports N] [--tables N]
- *                     [--slots N] [--payload BYTES] [--job-rows N]
- *                     [--job-ports N] [--fault-KIND RATE ...] [--spin]
- *                     [--verbose]
+ * usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]] [--ports N]
+ *                     [--tables N] [--slots N] [--payload BYTES]
+ *                     [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]
+ *                     [--spin] [--verbose]
  * Prints "acis-switchd: listening on HOST:PORT" once bound (port 0 picks
- * one).  SIGINT/SIGTERM stop it; --verbose then prints its counters. */
+ * one), or "acis-switchd: listening on verbs LID/QPN (DEV:PORT)" on an RDMA
+ * queue pair.  SIGINT/SIGTERM stop it; --verbose then prints its
+ * counters. */
 #include "config.h"
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "switch.h"
@@ -27,10 +30,14 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-    fputs("usage: acis-switchd [--listen HOST:PORT] [--ports N] [--tables N] [--slots N]\n"
-          "                    [--payload BYTES] [--job-rows N] [--job-ports N]\n"
-          "                    [--fault-KIND RATE ...] [--spin] [--verbose]\n"
+    fputs("usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]] [--ports N]\n"
+          "                    [--tables N] [--slots N] [--payload BYTES] [--job-rows N]\n"
+          "                    [--job-ports N] [--fault-KIND RATE ...] [--spin] [--verbose]\n"
           "  --listen    service address (default 127.0.0.1:0: loopback, any free port)\n"
+          "  --verbs     serve RDMA hosts (MPIR_CVAR_OFFLOAD_DEVICE=verbs) on a UD queue\n"
+          "              pair of device DEV (auto: the nearest active) port PORT\n"
+          "              (default its first active); prints the endpoint for\n"
+          "              MPIR_CVAR_OFFLOAD_SWITCH; payload shrinks to the MTU\n"
           "  --ports     host ports, the switch radix (default 256)\n"
           "  --tables    communicator table rows (default 32)\n"
           "  --slots     aggregation slots, shared out per row (default 1024)\n"
@@ -38,15 +45,69 @@ static void usage(FILE *out)
           "  --job-rows  table rows one job may hold (default 3/4 of --tables)\n"
           "  --job-ports host ports one job may hold (default all)\n"
           "  --fault-drop, -dup, -reorder, -delay, -corrupt RATE (0.01 or 1%),\n"
-          "  --fault-delay-us US, --fault-seed N: inject faults into what it sends\n"
+          "  --fault-delay-us US, --fault-seed N: inject faults into what it sends (UDP)\n"
           "  --spin      poll without sleeping while traffic flows\n"
           "  --verbose   log joins and table rows; print counters at exit\n", out);
+}
+
+/* Serve on UDP until a signal; counters into c.  0, 1 on error, 2 if it
+ * could not start. */
+static int serve_udp(const char *listen, const struct acis_sw_opts *o, int spin, uint64_t *c)
+{
+    char err[256];
+    struct acis_udpsw *u = acis_udpsw_create(listen, o, err, sizeof err);
+    if (!u) {
+        fprintf(stderr, "acis-switchd: %s\n", err);
+        return 2;
+    }
+    printf("acis-switchd: listening on %s\n", acis_udpsw_address(u));
+    fflush(stdout);
+    int rc = acis_udpsw_run(u, &stop_run, spin);
+    acis_udpsw_counters(u, c);
+    acis_udpsw_destroy(u);
+    return rc == 0 ? 0 : 1;
+}
+
+/* The same on an RDMA queue pair of DEV[:PORT]. */
+static int serve_verbs(const char *spec, const struct acis_sw_opts *o, int spin, uint64_t *c)
+{
+#ifdef ACIS_HAVE_VERBS
+    char dev[64], err[256];
+    int port = 0;
+    const char *colon = strchr(spec, ':');
+    snprintf(dev, sizeof dev, "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
+    if (colon && ((port = atoi(colon + 1)) < 1 || port > 255)) {
+        fprintf(stderr, "acis-switchd: --verbs takes DEV or DEV:PORT (port 1..255), not '%s'\n",
+                spec);
+        return 2;
+    }
+    struct acis_verbsw *v = acis_verbsw_create(dev, port, o, err, sizeof err);
+    if (!v) {
+        fprintf(stderr, "acis-switchd: %s\n", err);
+        return 2;
+    }
+    printf("acis-switchd: listening on verbs %s (%s)\n", acis_verbsw_address(v),
+           acis_verbsw_device(v));
+    fflush(stdout);
+    int rc = acis_verbsw_run(v, &stop_run, spin);
+    acis_verbsw_counters(v, c);
+    acis_verbsw_destroy(v);
+    return rc == 0 ? 0 : 1;
+#else
+    (void)spec;
+    (void)o;
+    (void)spin;
+    (void)c;
+    fprintf(stderr, "acis-switchd: --verbs: this acis-switchd was built without libibverbs "
+                    "(install libibverbs-dev and configure --with-verbs)\n");
+    return 2;
+#endif
 }
 
 int main(int argc, char **argv)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    const char *listen = "127.0.0.1:0";
+    const char *listen = "127.0.0.1:0", *verbs = NULL;
     int spin = 0;
     char err[256];
     for (int i = 1; i < argc; i++) {
@@ -60,6 +121,8 @@ int main(int argc, char **argv)
             o.verbose = 1;
         } else if (strcmp(a, "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
+        } else if (strcmp(a, "--verbs") == 0 && i + 1 < argc) {
+            verbs = argv[++i];
         } else if (strncmp(a, "--", 2) == 0 && i + 1 < argc) {
             if (acis_sw_opt_set(&o, a + 2, argv[++i], err, sizeof err) != 0) {
                 fprintf(stderr, "acis-switchd: %s\n", err);
@@ -71,24 +134,16 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    struct acis_udpsw *u = acis_udpsw_create(listen, &o, err, sizeof err);
-    if (!u) {
-        fprintf(stderr, "acis-switchd: %s\n", err);
-        return 1;
-    }
     struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    printf("acis-switchd: listening on %s\n", acis_udpsw_address(u));
-    fflush(stdout);
-    int rc = acis_udpsw_run(u, &stop_run, spin);
-    if (o.verbose) {
-        uint64_t c[ACIS_SWC_COUNT];
-        acis_udpsw_counters(u, c);
+    uint64_t c[ACIS_SWC_COUNT];
+    int rc = verbs ? serve_verbs(verbs, &o, spin, c) : serve_udp(listen, &o, spin, c);
+    if (rc == 2)
+        return 1;                                 /* could not start: said why */
+    if (o.verbose)
         for (int i = 0; i < ACIS_SWC_COUNT; i++)
             fprintf(stderr, "acis-switchd: %-22s %llu\n", acis_wire_counter_name((unsigned)i),
                     (unsigned long long)c[i]);
-    }
-    acis_udpsw_destroy(u);
     return rc == 0 ? 0 : 1;
 }

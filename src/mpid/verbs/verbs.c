@@ -1,22 +1,37 @@
-/* verbs.c -- the libibverbs channel (MPIR_CVAR_OFFLOAD_DEVICE=verbs).
- * Opening looks for RDMA devices; with none (this project's test
- * machines) it fails with a one-line reason and the job runs its
- * collectives in MPICH.  The RDMA data path itself is not in this version,
- * so with devices present it fails too, saying so. */
+/* verbs.c -- the libibverbs channel (MPIR_CVAR_OFFLOAD_DEVICE=verbs): the
+ * wire protocol's packets as unreliable datagrams (src/verbs) to the
+ * switch's endpoint, MPIR_CVAR_OFFLOAD_SWITCH=LID/QPN or GID/QPN.  Like
+ * the UDP channel it talks to that endpoint until HELLO is answered, then
+ * only to the queue pair that answered (the host port), and drops
+ * datagrams from anyone else.  The device above does segmentation,
+ * windows and retransmission, as for UDP.  Without RDMA devices, or in a
+ * build without libibverbs, opening fails with a one-line reason and the
+ * job runs its collectives in MPICH. */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mpid/channel.h"
 #include "mpid/device.h"
 
 #ifdef ACIS_HAVE_VERBS
-#include <infiniband/verbs.h>
-#endif
+#include "verbs/verbs.h"
+
+#define RX_DEPTH 512
+#define TX_DEPTH 256
+
+struct acis_chan {
+    struct acis_ud *ud;
+    struct acis_ud_dest to;          /* the service endpoint, then our port */
+    struct ibv_ah *svc_ah, *last_ah; /* last_ah: who answered last */
+    struct acis_ib_addr last, port;  /* ... and where from; our port */
+    int attached;
+};
 
 int acis_verbs_devices(char *names, size_t len)
 {
-#ifdef ACIS_HAVE_VERBS
     int n = 0;
     struct ibv_device **list = ibv_get_device_list(&n);
     size_t off = 0;
@@ -28,27 +43,162 @@ int acis_verbs_devices(char *names, size_t len)
     if (list)
         ibv_free_device_list(list);
     return list ? n : 0;
-#else
-    (void)names;
-    (void)len;
+}
+
+static void verbs_close(struct acis_chan *ch)
+{
+    if (ch->ud)
+        acis_ud_quiesce(ch->ud);
+    if (ch->last_ah)
+        ibv_destroy_ah(ch->last_ah);
+    if (ch->svc_ah)
+        ibv_destroy_ah(ch->svc_ah);
+    acis_ud_close(ch->ud);
+    free(ch);
+}
+
+static int verbs_open(struct acis_chan **out, const char *addr, char *why, size_t whylen)
+{
+    struct acis_ib_addr svc;
+    int bad_addr = acis_ib_addr_parse(addr, &svc) != 0;
+    struct acis_chan *ch = calloc(1, sizeof *ch);
+    if (!ch) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    struct acis_ud_opts o = {
+        .dev = acis_util.cv.str[ACIS_CV_OFFLOAD_VERBS_DEVICE],
+        .port = (int)ACIS_CV(OFFLOAD_VERBS_PORT),
+        .rx_depth = RX_DEPTH, .tx_depth = TX_DEPTH, .zcopy = 1,
+    };
+    if (!(ch->ud = acis_ud_open(&o, why, whylen)))       /* devices first: the */
+        goto fail;                                      /* likelier reason */
+    if (bad_addr) {
+        snprintf(why, whylen, "verbs: MPIR_CVAR_OFFLOAD_SWITCH must be the switch's "
+                 "endpoint LID/QPN or GID/QPN (acis-switchd --verbs prints it), not '%.60s'",
+                 addr);
+        goto fail;
+    }
+    if (!(ch->svc_ah = acis_ud_ah(ch->ud, &svc))) {
+        snprintf(why, whylen, "verbs: no address handle for %.60s on %s", addr,
+                 acis_ud_name(ch->ud));
+        goto fail;
+    }
+    ch->to = (struct acis_ud_dest){ ch->svc_ah, svc.qpn };
+    *out = ch;
+    return 0;
+fail:
+    verbs_close(ch);
     return -1;
-#endif
+}
+
+static int verbs_attach(struct acis_chan *ch)
+{
+    if (!ch->last_ah)
+        return -1;
+    ch->to = (struct acis_ud_dest){ ch->last_ah, ch->last.qpn };
+    ch->port = ch->last;
+    ch->attached = 1;
+    return 0;
+}
+
+static int verbs_send(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (acis_ud_send_pkt(ch->ud, &ch->to, pkts[i].hdr, ACIS_HDR_LEN, pkts[i].payload,
+                             pkts[i].len) != 0)
+            return -1;
+    return 0;
+}
+
+/* Before attaching: remember who sent m, to attach to it. */
+static void note_sender(struct acis_chan *ch, const struct acis_ud_msg *m)
+{
+    struct ibv_ah *ah = acis_ud_ah_from(ch->ud, m);
+    if (!ah)
+        return;
+    if (ch->last_ah) {
+        acis_ud_quiesce(ch->ud);
+        ibv_destroy_ah(ch->last_ah);
+    }
+    ch->last_ah = ah;
+    ch->last = m->from;
+}
+
+static int same_sender(const struct acis_ib_addr *a, const struct acis_ib_addr *b)
+{
+    return a->qpn == b->qpn && a->has_gid == b->has_gid &&
+           (a->has_gid ? memcmp(a->gid, b->gid, sizeof a->gid) == 0 : a->lid == b->lid);
+}
+
+static int verbs_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max)
+{
+    struct acis_ud_msg m[ACIS_RX_BATCH];
+    int n = acis_ud_recv(ch->ud, m, max < ACIS_RX_BATCH ? max : ACIS_RX_BATCH), got = 0;
+    for (int i = 0; i < n; i++) {
+        if (ch->attached && !same_sender(&m[i].from, &ch->port))
+            continue;                           /* not our port: dropped */
+        if (!ch->attached)
+            note_sender(ch, &m[i]);
+        lens[got] = m[i].len <= cap ? m[i].len : 0;
+        memcpy(bufs[got], m[i].data, lens[got]);
+        got++;
+    }
+    if (n > 0 && acis_ud_repost(ch->ud, m, n) != 0)
+        return -1;
+    return n < 0 ? -1 : got;
+}
+
+static int verbs_wait(struct acis_chan *ch, int timeout_ms)
+{
+    return acis_ud_wait(ch->ud, timeout_ms);
+}
+
+static int verbs_fd(struct acis_chan *ch)
+{
+    return acis_ud_fd(ch->ud);
+}
+
+static int verbs_flush(struct acis_chan *ch)
+{
+    return acis_ud_flush(ch->ud);
+}
+
+static uint32_t verbs_max_packet(struct acis_chan *ch)
+{
+    return acis_ud_mtu(ch->ud);
+}
+
+/* Credits: half the receive buffers posted, whatever the packet size. */
+static int verbs_rx_packets(struct acis_chan *ch)
+{
+    return (int)(acis_ud_rx_depth(ch->ud) / 2);
+}
+
+const struct acis_chan_ops acis_chan_verbs = {
+    .name = "verbs", .sealed = 1, .reliable = 0, .open = verbs_open,
+    .attach = verbs_attach, .send = verbs_send, .recv = verbs_recv, .wait = verbs_wait,
+    .fd = verbs_fd, .rx_packets = verbs_rx_packets, .close = verbs_close,
+    .flush = verbs_flush, .max_packet = verbs_max_packet,
+};
+
+#else /* no libibverbs in this build */
+
+int acis_verbs_devices(char *names, size_t len)
+{
+    if (names && len)
+        names[0] = '\0';
+    return -1;
 }
 
 static int verbs_open(struct acis_chan **ch, const char *addr, char *why, size_t whylen)
 {
-    char names[256];
     (void)ch;
     (void)addr;
-    int n = acis_verbs_devices(names, sizeof names);
-    if (n < 0)
-        snprintf(why, whylen, "this acis was built without libibverbs (--with-verbs)");
-    else if (n == 0)
-        snprintf(why, whylen, "verbs: no RDMA device found");
-    else
-        snprintf(why, whylen, "verbs: %d RDMA device(s) (%s), but the verbs data path "
-                              "is not in this version of acis", n, names);
+    snprintf(why, whylen, "this acis was built without libibverbs (--with-verbs)");
     return -1;
 }
 
 const struct acis_chan_ops acis_chan_verbs = { .name = "verbs", .open = verbs_open };
+
+#endif
