@@ -3,8 +3,9 @@
 # renderings: its --json parses (jq) and holds the build, every CVAR with
 # its value and source, the node, the table cost per communicator size,
 # and the configured switch -- answering (a running acis-switchd, with
-# its counters), not answering, or embedded; a malformed CVAR is named
-# and makes it exit 1, as MPI_Init would stop.
+# its counters), not answering, embedded, or a verbs endpoint (with the
+# device port the channel would use, or why none); a malformed CVAR is
+# named and makes it exit 1, as MPI_Init would stop.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 INFO="$top_builddir/tools/acis-info"
 command -v jq >/dev/null || fail "jq is missing (scripts/deps installs it)"
@@ -38,6 +39,16 @@ MPIR_CVAR_OFFLOAD_SWITCH=127.0.0.1:9 MPIR_CVAR_OFFLOAD_CONNECT_MS=200 "$INFO" --
     >"$TMPD/c.json" || fail "acis-info with a dead switch failed"
 jq -e '.switch.reachable == false and (.switch.error | length) > 0' "$TMPD/c.json" \
     >/dev/null || { cat "$TMPD/c.json"; fail "dead switch report"; }
+
+note "a verbs switch: the device port this process would use, or why not"
+MPIR_CVAR_OFFLOAD_SWITCH=7/0x1a2b "$INFO" --json >"$TMPD/v.json" || fail "acis-info, verbs"
+jq -e '.switch.kind == "verbs" and
+    (if (.build.channels | index("verbs")) == null then
+        (.switch.verbs_error | test("built without libibverbs"))
+     elif .build.rdma_devices == "none" then
+        (.switch.verbs_error | test("no RDMA device found"))
+     else ((.switch.verbs_port // .switch.verbs_error) | length) > 0 end)
+' "$TMPD/v.json" >/dev/null || { cat "$TMPD/v.json"; fail "verbs switch report"; }
 
 note "a malformed CVAR"
 MPIR_CVAR_OFFLOAD_WAIT=sometimes "$INFO" --json >"$TMPD/d.json" &&

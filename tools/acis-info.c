@@ -1,7 +1,8 @@
 /* acis-info -- answer what a user asks before and while running acis: the
  * version and what this build has (channels, reduction kernels), every
  * CVAR with its value in this environment and where it came from, whether
- * the configured switch answers and its counters, this node's shape and
+ * the configured switch answers and its counters (or, for a verbs switch,
+ * which device port this process would use), this node's shape and
  * how acis will wait and pick node leaders on it, and what a communicator
  * costs the switch.  Plain text by default, --json for scripts; the older
  * single questions (--version, --cvars, --switch) stay. */
@@ -89,6 +90,7 @@ static void counters(struct emit *e, const uint64_t *c, int n)
 static void switch_status(struct emit *e, const struct acis_cvars *cv, int query)
 {
     const char *addr = cv->str[ACIS_CV_OFFLOAD_SWITCH];
+    struct acis_ib_addr ib;
     emit_obj(e, "switch");
     emit_str(e, "address", addr);
     if (strcmp(addr, "auto") == 0) {
@@ -98,6 +100,10 @@ static void switch_status(struct emit *e, const struct acis_cvars *cv, int query
     } else if (addr[0] == '/') {
         emit_str(e, "kind", "shared-memory");
         emit_str(e, "note", "a segment made by the job; nothing to query from outside");
+    } else if (acis_ib_addr_parse(addr, &ib) == 0) {
+        emit_str(e, "kind", "verbs");
+        emit_str(e, "note", "an RDMA endpoint; acis-switchd --verbs prints its counters "
+                            "at exit with --verbose");
     } else {
         emit_str(e, "kind", "acis-switchd");
         uint64_t c[ACIS_SWC_COUNT];
@@ -114,6 +120,13 @@ static void switch_status(struct emit *e, const struct acis_cvars *cv, int query
             emit_str(e, "error", why);
         if (n >= 0)
             counters(e, c, n);
+    }
+    if (cv->num[ACIS_CV_OFFLOAD_DEVICE] == ACIS_DEV_VERBS || acis_ib_addr_parse(addr, &ib) == 0) {
+        char port[256];                       /* where the verbs channel would open */
+        int ok = acis_verbs_choice(cv->str[ACIS_CV_OFFLOAD_VERBS_DEVICE],
+                                   (int)cv->num[ACIS_CV_OFFLOAD_VERBS_PORT], port,
+                                   sizeof port) == 0;
+        emit_str(e, ok ? "verbs_port" : "verbs_error", port);
     }
     emit_close(e);
 }

@@ -110,6 +110,11 @@ int acis_dev_silent(uint64_t idle_since_ns);
  * (-1 if this build has no verbs channel).  verbs.c. */
 int acis_verbs_devices(char *names, size_t len);
 
+/* The device port the verbs channel would use for the VERBS_DEVICE and
+ * VERBS_PORT values dev and port: 0 with "name:port" in out, or -1 with
+ * the reason it would not open there. */
+int acis_verbs_choice(const char *dev, int port, char *out, size_t len);
+
 /* Sleep until something may be readable (our socket, or the embedded
  * switch's) or ms pass; no spinning.  0, or -1 on a channel error. */
 int acis_dev_sleep(int ms);
@@ -136,8 +141,9 @@ void acis_dev_release(void);
 typedef size_t (*acis_peer_serve)(void *arg, const struct acis_hdr *ask, uint8_t *reply);
 
 /* Start the service on the local address that reaches the switch at
- * switch_addr; *mine gets the service address for the other ranks.  0, or
- * -1 with why. */
+ * switch_addr (HOST:PORT; for LID/QPN or GID/QPN, an address of this
+ * host's name); *mine gets the service address for the other ranks.  0,
+ * or -1 with why. */
 int acis_peer_start(const char *switch_addr, uint64_t key, uint32_t rank, uint32_t world,
                     acis_peer_serve serve, void *arg, struct sockaddr_storage *mine,
                     char *why, size_t whylen);

@@ -1,6 +1,8 @@
 /* peer.c -- the peer service: how ranks help each other finish the
  * collectives a failed switch left open.  Every process has two UDP
- * sockets on the address it reaches the switch from: a service socket,
+ * sockets on the address it reaches the switch from (for a verbs switch,
+ * which has no IP address, the address its host name resolves to): a
+ * service socket,
  * read by a thread of its own that answers other ranks' PEER_ASK packets
  * through the serve function src/offload registers (so a rank blocked in
  * MPI_Recv or in computation still answers), and an ask socket, used only
@@ -10,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -115,6 +118,37 @@ out:
     return fd;
 }
 
+/* An address to bind near: the switch's, or for an RDMA endpoint the
+ * first non-loopback address of this host's name (loopback if none). */
+static int toward(const char *switch_addr, struct sockaddr_storage *sw, socklen_t *len,
+                  char *why, size_t whylen)
+{
+    struct acis_ib_addr ib;
+    char host[256];
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res, *r;
+    if (acis_ib_addr_parse(switch_addr, &ib) != 0)
+        return acis_addr_parse(switch_addr, sw, len, why, whylen);
+    if (gethostname(host, sizeof host) != 0 || getaddrinfo(host, "9", &hints, &res) != 0) {
+        snprintf(why, whylen, "no IP address of this host for the recovery service");
+        return -1;
+    }
+    const struct addrinfo *pick = res;
+    for (r = res; r; r = r->ai_next) {
+        int loop = r->ai_family == AF_INET
+            ? ((const struct sockaddr_in *)r->ai_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK)
+            : memcmp(&((const struct sockaddr_in6 *)r->ai_addr)->sin6_addr, &in6addr_loopback,
+                     sizeof in6addr_loopback) == 0;
+        if (!loop && (r->ai_family == AF_INET || r->ai_family == AF_INET6)) {
+            pick = r;
+            break;
+        }
+    }
+    memcpy(sw, pick->ai_addr, pick->ai_addrlen);
+    *len = pick->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
 int acis_peer_start(const char *switch_addr, uint64_t key, uint32_t rank, uint32_t world,
                     acis_peer_serve serve, void *arg, struct sockaddr_storage *mine,
                     char *why, size_t whylen)
@@ -126,7 +160,7 @@ int acis_peer_start(const char *switch_addr, uint64_t key, uint32_t rank, uint32
         snprintf(why, whylen, "peer service already running");
         return -1;
     }
-    if (acis_addr_parse(switch_addr, &sw, &swlen, why, whylen) != 0)
+    if (toward(switch_addr, &sw, &swlen, why, whylen) != 0)
         return -1;
     p->key = key;
     p->rank = rank;

@@ -77,6 +77,7 @@ static void take_off(struct acis_coff *co, struct acis_op **pp, atomic_int *flag
             co->win.busy_count--;
         }
     acis_stream_done(&op->st);
+    acis_dev_flush();                   /* its buffers go back to the user */
     atomic_store(flag, 1);
 }
 

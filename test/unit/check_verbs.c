@@ -2,13 +2,15 @@
  * requests (one datagram of header and payload, inline when small),
  * payload per MTU, device, port and GID choice from stubbed lists, the
  * registration cache with stubbed registration, credits from posted
- * receive buffers, and the switch with simulated hosts at verbs packet
+ * receive buffers, the recovery service for a switch with no IP address,
+ * and the switch with simulated hosts at verbs packet
  * sizes (odd segments, 16-byte elements, loss) through the same
  * segmentation and windows the UDP channel uses. */
 #include "config.h"
 
 #include <check.h>
 #include <complex.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,6 +284,32 @@ START_TEST(credits)
 }
 END_TEST
 
+/* ------------------------------------------------ recovery service */
+
+static size_t no_serve(void *arg, const struct acis_hdr *ask, uint8_t *reply)
+{
+    (void)arg;
+    (void)ask;
+    (void)reply;
+    return 0;
+}
+
+/* Ranks on the verbs channel still help each other after a switch
+ * failure over UDP: the service binds to an address of this host, since
+ * the switch's endpoint has none. */
+START_TEST(peer_service_for_verbs)
+{
+    struct sockaddr_storage mine;
+    char why[256] = "";
+    ck_assert_msg(acis_peer_start("7/0x1a2b", 1, 0, 2, no_serve, NULL, &mine, why,
+                                  sizeof why) == 0, "%s", why);
+    ck_assert(mine.ss_family == AF_INET || mine.ss_family == AF_INET6);
+    acis_peer_stop();
+    ck_assert_int_eq(acis_peer_start("nowhere", 1, 0, 2, no_serve, NULL, &mine, why,
+                                     sizeof why), -1);
+}
+END_TEST
+
 /* ------------------------------- switch and hosts at verbs packet sizes */
 
 static const uint64_t KEY = 0x0123456789abcdefULL;
@@ -369,6 +397,7 @@ int main(void)
     tcase_add_test(t, choose_gid);
     tcase_add_test(t, regcache);
     tcase_add_test(t, credits);
+    tcase_add_test(t, peer_service_for_verbs);
     tcase_add_test(t, switch_at_mtu);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);

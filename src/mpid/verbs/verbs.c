@@ -45,6 +45,16 @@ int acis_verbs_devices(char *names, size_t len)
     return list ? n : 0;
 }
 
+int acis_verbs_choice(const char *dev, int port, char *out, size_t len)
+{
+    struct acis_ud_cand c[64];
+    int n = acis_ud_candidates(c, 64, out, len);
+    int k = n < 0 ? -1 : acis_ud_choose(c, n, dev, port, out, len);
+    if (k >= 0)
+        snprintf(out, len, "%s:%u", c[k].name, c[k].port);
+    return k >= 0 ? 0 : -1;
+}
+
 static void verbs_close(struct acis_chan *ch)
 {
     if (ch->ud)
@@ -188,6 +198,14 @@ int acis_verbs_devices(char *names, size_t len)
 {
     if (names && len)
         names[0] = '\0';
+    return -1;
+}
+
+int acis_verbs_choice(const char *dev, int port, char *out, size_t len)
+{
+    (void)dev;
+    (void)port;
+    snprintf(out, len, "this acis was built without libibverbs (--with-verbs)");
     return -1;
 }
 
