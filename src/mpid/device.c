@@ -312,6 +312,8 @@ static int round_trip(struct acis_dev_ctx *d, uint8_t *hdr, const void *payload,
         d->ops->wait(d->ch, 10);
     }
     d->want_kind = ACIS_K_NONE;
+    if (d->ops->flush)                    /* the caller frees the payload next */
+        d->ops->flush(d->ch);
     return d->got ? 0 : -1;
 }
 

@@ -12,6 +12,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -118,34 +120,66 @@ out:
     return fd;
 }
 
-/* An address to bind near: the switch's, or for an RDMA endpoint the
- * first non-loopback address of this host's name (loopback if none). */
+static int loopback(const struct sockaddr *a)
+{
+    if (a->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+    const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(x) ||
+           (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+}
+
+/* This host's first address others may reach: its name's, else an up
+ * interface's (IPv4).  0, or -1 if it has none but loopback. */
+static int pick_address(struct sockaddr_storage *out, socklen_t *len)
+{
+    char host[256];
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res, *r;
+    if (gethostname(host, sizeof host) == 0 && getaddrinfo(host, "9", &hints, &res) == 0) {
+        for (r = res; r; r = r->ai_next)
+            if ((r->ai_family == AF_INET || r->ai_family == AF_INET6) && !loopback(r->ai_addr))
+                break;
+        if (r) {
+            memcpy(out, r->ai_addr, r->ai_addrlen);
+            *len = r->ai_addrlen;
+        }
+        freeaddrinfo(res);
+        if (r)
+            return 0;
+    }
+    struct ifaddrs *ifs, *i;                 /* the name says loopback: any interface */
+    if (getifaddrs(&ifs) != 0)
+        return -1;
+    for (i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && (i->ifa_flags & IFF_UP) && i->ifa_addr->sa_family == AF_INET &&
+            !loopback(i->ifa_addr))
+            break;
+    if (i) {
+        memcpy(out, i->ifa_addr, sizeof(struct sockaddr_in));
+        ((struct sockaddr_in *)out)->sin_port = htons(9);
+        *len = sizeof(struct sockaddr_in);
+    }
+    freeifaddrs(ifs);
+    return i ? 0 : -1;
+}
+
+/* An address to bind near: the switch's, or for an RDMA endpoint (no IP
+ * address) one of this host's that other hosts can reach -- its name's,
+ * else an interface's; loopback only if it has nothing else (one node). */
 static int toward(const char *switch_addr, struct sockaddr_storage *sw, socklen_t *len,
                   char *why, size_t whylen)
 {
     struct acis_ib_addr ib;
-    char host[256];
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res, *r;
     if (acis_ib_addr_parse(switch_addr, &ib) != 0)
         return acis_addr_parse(switch_addr, sw, len, why, whylen);
-    if (gethostname(host, sizeof host) != 0 || getaddrinfo(host, "9", &hints, &res) != 0) {
-        snprintf(why, whylen, "no IP address of this host for the recovery service");
-        return -1;
-    }
-    const struct addrinfo *pick = res;
-    for (r = res; r; r = r->ai_next) {
-        int loop = r->ai_family == AF_INET
-            ? ((const struct sockaddr_in *)r->ai_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK)
-            : memcmp(&((const struct sockaddr_in6 *)r->ai_addr)->sin6_addr, &in6addr_loopback,
-                     sizeof in6addr_loopback) == 0;
-        if (!loop && (r->ai_family == AF_INET || r->ai_family == AF_INET6)) {
-            pick = r;
-            break;
-        }
-    }
-    memcpy(sw, pick->ai_addr, pick->ai_addrlen);
-    *len = pick->ai_addrlen;
-    freeaddrinfo(res);
+    if (pick_address(sw, len) == 0)
+        return 0;
+    struct sockaddr_in *lo = (struct sockaddr_in *)sw;
+    memset(sw, 0, sizeof *sw);
+    lo->sin_family = AF_INET;
+    lo->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    lo->sin_port = htons(9);
+    *len = sizeof *lo;
     return 0;
 }
 

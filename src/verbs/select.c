@@ -73,7 +73,7 @@ static int zero_gid(const union ibv_gid *g)
     return memcmp(g->raw, zero, sizeof zero) == 0;
 }
 
-static int v4_mapped(const union ibv_gid *g)
+int acis_ud_gid_ipv4(const union ibv_gid *g)
 {
     static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
     return memcmp(g->raw, prefix, sizeof prefix) == 0;
@@ -86,7 +86,7 @@ int acis_ud_pick_gid(const struct ibv_gid_entry *e, int n)
         if (zero_gid(&e[i].gid))
             continue;
         int v2 = e[i].gid_type == IBV_GID_TYPE_ROCE_V2;
-        int sc = v2 && v4_mapped(&e[i].gid) ? 3 : v2 ? 2 : 1;
+        int sc = v2 && acis_ud_gid_ipv4(&e[i].gid) ? 3 : v2 ? 2 : 1;
         if (sc > score) {
             best = i;
             score = sc;

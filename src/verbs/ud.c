@@ -26,7 +26,9 @@
 #define ZCOPY_MIN 2048                  /* smaller payloads are copied */
 #define CACHE_ENTRIES 256
 #define CACHE_BYTES (1ull << 30)
-#define RX_PAD 16           /* puts every received payload on 64 bytes */
+#define RX_PAD 16           /* 16 + GRH 40 + acis header 72 = 128: every
+                               received payload starts on 64 bytes */
+#define QUIESCE_NS 2000000000ull  /* a send not completed by then never will */
 
 struct acis_ud {
     struct ibv_context *ctx;
@@ -36,6 +38,8 @@ struct acis_ud {
     struct ibv_qp *qp;
     uint8_t port;
     int gid_index;
+    int ipv4;                           /* RoCE v2 over IPv4: datagrams come with
+                                           an IPv4 header, not a GRH */
     struct acis_ib_addr local;
     uint32_t mtu, max_inline;
     char name[80];
@@ -58,23 +62,30 @@ static uint32_t mtu_bytes(enum ibv_mtu m)
     return 128u << (m < IBV_MTU_256 ? 1 : m > IBV_MTU_4096 ? 5 : (int)m);
 }
 
-/* After a failed send a UD queue pair stops sending (SQE): back to RTS. */
-static void recover_sq(struct acis_ud *u)
+/* After a failed send a UD queue pair stops sending (SQE): back to RTS.
+ * 0, or -1 if it cannot send any more. */
+static int recover_sq(struct acis_ud *u)
 {
     struct ibv_qp_attr a;
     struct ibv_qp_init_attr ia;
-    if (ibv_query_qp(u->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_SQE) {
+    if (ibv_query_qp(u->qp, &a, IBV_QP_STATE, &ia) != 0)
+        return -1;
+    if (a.qp_state == IBV_QPS_SQE) {
         a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
-        ibv_modify_qp(u->qp, &a, IBV_QP_STATE);
+        return ibv_modify_qp(u->qp, &a, IBV_QP_STATE) == 0 ? 0 : -1;
     }
+    return a.qp_state == IBV_QPS_RTS ? 0 : -1;
 }
 
-/* Take completed sends off the send queue.  0, or -1 if one failed (the
- * queue pair is then made to send again; that packet is lost, as on UDP). */
+/* Take completed sends off the send queue.  A failed one is a lost
+ * packet, as on UDP (the queue pair is made to send again).  0, or -1 if
+ * the queue pair cannot send any more. */
 static int reap(struct acis_ud *u)
 {
     struct ibv_wc wc[POST_BATCH];
-    int n = ibv_poll_cq(u->scq, POST_BATCH, wc), bad = n < 0;
+    int n = ibv_poll_cq(u->scq, POST_BATCH, wc), bad = 0;
+    if (n < 0)
+        return -1;
     for (int i = 0; i < n; i++) {
         uint32_t slot = (uint32_t)wc[i].wr_id;
         if (slot < u->tx_depth && u->tx_pending[slot])
@@ -83,18 +94,19 @@ static int reap(struct acis_ud *u)
             u->outstanding--;
         bad |= wc[i].status != IBV_WC_SUCCESS;
     }
-    if (bad)
-        recover_sq(u);
-    return bad ? -1 : 0;
+    return bad ? recover_sq(u) : 0;
 }
 
 int acis_ud_quiesce(struct acis_ud *u)
 {
-    int bad = 0;
-    while (u->outstanding)                      /* every one, errors or not: */
-        bad |= reap(u);                         /* callers free what they read */
+    uint64_t start = acis_now_ns();
+    while (u->outstanding) {                    /* every one: callers free what */
+        if (reap(u) != 0 ||                     /* the sends read */
+            acis_now_ns() - start > QUIESCE_NS)
+            return -1;                          /* a dead queue pair reads nothing */
+    }
     u->zc_out = 0;
-    return bad ? -1 : 0;
+    return 0;
 }
 
 int acis_ud_flush(struct acis_ud *u)
@@ -195,6 +207,7 @@ static int open_port(struct acis_ud *u, const struct acis_ud_opts *o, char *why,
     }
     u->gid_index = (int)e[g].gid_index;
     memcpy(u->local.gid, e[g].gid.raw, sizeof u->local.gid);
+    u->ipv4 = e[g].gid_type == IBV_GID_TYPE_ROCE_V2 && acis_ud_gid_ipv4(&e[g].gid);
     return 0;
 }
 
@@ -416,11 +429,11 @@ int acis_ud_send_pkt(struct acis_ud *u, const struct acis_ud_dest *d, const void
 }
 
 /* The sender's GID from the 40 bytes before a datagram: a GRH, or on
- * RoCE v2 over IPv4 an IPv4 header in its last 20 bytes (then the GID is
- * the IPv4-mapped address). */
-static void sender_gid(const uint8_t *grh, uint8_t gid[16])
+ * RoCE v2 over IPv4 (our GID is IPv4-mapped, so every peer's is) an IPv4
+ * header in its last 20 bytes (then the GID is the IPv4-mapped address). */
+static void sender_gid(const struct acis_ud *u, const uint8_t *grh, uint8_t gid[16])
 {
-    if (grh[20] >> 4 == 4) {
+    if (u->ipv4) {
         memset(gid, 0, 16);
         gid[10] = gid[11] = 0xff;
         memcpy(gid + 12, grh + 20 + 12, 4);              /* IPv4 source address */
@@ -449,7 +462,7 @@ static int take(struct acis_ud *u, const struct ibv_wc *wc, struct acis_ud_msg *
     m->from.qpn = wc->src_qp;
     m->from.lid = wc->slid;
     if (wc->wc_flags & IBV_WC_GRH) {
-        sender_gid(buf, m->from.gid);
+        sender_gid(u, buf, m->from.gid);
         m->from.has_gid = 1;
     }
     return 0;

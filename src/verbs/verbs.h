@@ -47,6 +47,8 @@ int acis_ud_choose(const struct acis_ud_cand *c, int n, const char *dev, int por
  * address (routable, what RoCE v2 fabrics use), else any RoCE v2 one, else
  * the first that is not zero.  Its index in e, or -1. */
 int acis_ud_pick_gid(const struct ibv_gid_entry *e, int n);
+/* 1 if g is an IPv4-mapped address (::ffff:a.b.c.d). */
+int acis_ud_gid_ipv4(const union ibv_gid *g);
 
 /* The ports of the devices present, up to max: count, or -1 with why. */
 int acis_ud_candidates(struct acis_ud_cand *c, int max, char *why, size_t whylen);

@@ -10,6 +10,10 @@
 
 #include <check.h>
 #include <complex.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +308,17 @@ START_TEST(peer_service_for_verbs)
     ck_assert_msg(acis_peer_start("7/0x1a2b", 1, 0, 2, no_serve, NULL, &mine, why,
                                   sizeof why) == 0, "%s", why);
     ck_assert(mine.ss_family == AF_INET || mine.ss_family == AF_INET6);
+    /* not loopback when this host has another address up (here the host
+     * name resolves to 127.0.0.1, as on many Debian machines) */
+    struct ifaddrs *ifs, *i;
+    int other = 0;
+    ck_assert_int_eq(getifaddrs(&ifs), 0);
+    for (i = ifs; i; i = i->ifa_next)
+        other |= i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+                 (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK);
+    freeifaddrs(ifs);
+    if (other && mine.ss_family == AF_INET)
+        ck_assert_uint_ne(ntohl(((struct sockaddr_in *)&mine)->sin_addr.s_addr) >> 24, 127);
     acis_peer_stop();
     ck_assert_int_eq(acis_peer_start("nowhere", 1, 0, 2, no_serve, NULL, &mine, why,
                                      sizeof why), -1);
