@@ -91,6 +91,7 @@ static void switch_status(struct emit *e, const struct acis_cvars *cv, int query
 {
     const char *addr = cv->str[ACIS_CV_OFFLOAD_SWITCH];
     struct acis_ib_addr ib;
+    int rdma = acis_ib_addr_parse(addr, &ib) == 0;
     emit_obj(e, "switch");
     emit_str(e, "address", addr);
     if (strcmp(addr, "auto") == 0) {
@@ -100,7 +101,7 @@ static void switch_status(struct emit *e, const struct acis_cvars *cv, int query
     } else if (addr[0] == '/') {
         emit_str(e, "kind", "shared-memory");
         emit_str(e, "note", "a segment made by the job; nothing to query from outside");
-    } else if (acis_ib_addr_parse(addr, &ib) == 0) {
+    } else if (rdma) {
         emit_str(e, "kind", "verbs");
         emit_str(e, "note", "an RDMA endpoint; acis-switchd --verbs prints its counters "
                             "at exit with --verbose");
@@ -121,7 +122,7 @@ static void switch_status(struct emit *e, const struct acis_cvars *cv, int query
         if (n >= 0)
             counters(e, c, n);
     }
-    if (cv->num[ACIS_CV_OFFLOAD_DEVICE] == ACIS_DEV_VERBS || acis_ib_addr_parse(addr, &ib) == 0) {
+    if (cv->num[ACIS_CV_OFFLOAD_DEVICE] == ACIS_DEV_VERBS || rdma) {
         char port[256];                       /* where the verbs channel would open */
         int ok = acis_verbs_choice(cv->str[ACIS_CV_OFFLOAD_VERBS_DEVICE],
                                    (int)cv->num[ACIS_CV_OFFLOAD_VERBS_PORT], port,

@@ -131,6 +131,13 @@ static inline uint32_t sw_seg_bytes(uint32_t payload, unsigned kind, unsigned dt
     return es ? payload / es * es : payload;
 }
 
+/* Is this packet a HELLO?  A HELLO is a service packet even from a
+ * sender that has a port (a host repeating it, its WELCOME lost). */
+static inline int sw_is_hello(const uint8_t *pkt, size_t len)
+{
+    return len >= ACIS_HDR_LEN && ACIS_OPC_KIND(pkt[5]) == ACIS_K_HELLO;
+}
+
 #define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
 
 /* reduce.c, reduce_avx2.c, reduce_avx512.c: kernels, inout op= in for n

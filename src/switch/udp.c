@@ -251,13 +251,6 @@ const char *acis_udpsw_address(const struct acis_udpsw *u)
     return u->address;
 }
 
-/* Is this datagram a HELLO?  A HELLO is a service packet even from an
- * address that has a port (a host repeating it, its WELCOME lost). */
-static int is_hello(const uint8_t *pkt, size_t len)
-{
-    return len >= ACIS_HDR_LEN && ACIS_OPC_KIND(pkt[5]) == ACIS_K_HELLO;
-}
-
 /* Read up to FAIR_BATCHES batches; returns datagrams handled.  The socket
  * is level-triggered, so what is left is read in the next round, after
  * the loop's housekeeping: the kernel queues datagrams in arrival order,
@@ -282,7 +275,7 @@ static int drain(struct acis_udpsw *u)
             if (u->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
                 continue;                 /* larger than any valid packet */
             uint32_t port = sw_addrmap_find(&u->map, &u->peers[i]);
-            if (port == SW_NONE || is_hello(pkt, len))
+            if (port == SW_NONE || sw_is_hello(pkt, len))
                 port = ACIS_PORT_SERVICE;
             acis_sw_input(u->core, port, &u->peers[i], pkt, len);
         }

@@ -185,9 +185,8 @@ int acis_verbsw_run(struct acis_verbsw *v, volatile int *stop, int spin)
             struct vpeer p = { .m = &m[i] };
             peer_key(&m[i].from, &p.key);
             uint32_t port = sw_addrmap_find(&v->map, &p.key);
-            if (port == SW_NONE ||
-                (m[i].len >= ACIS_HDR_LEN && ACIS_OPC_KIND(m[i].data[5]) == ACIS_K_HELLO))
-                port = ACIS_PORT_SERVICE;    /* a HELLO is a service packet */
+            if (port == SW_NONE || sw_is_hello(m[i].data, m[i].len))
+                port = ACIS_PORT_SERVICE;
             acis_sw_input(v->core, port, &p, m[i].data, m[i].len);
         }
         if (n > 0) {

@@ -522,11 +522,3 @@ int acis_ud_wait(struct acis_ud *u, int ms)
         ibv_ack_cq_events(cq, 1);
     return 1;
 }
-
-void acis_ud_cache_stats(const struct acis_ud *u, struct acis_regcache_stats *s)
-{
-    if (u->cache)
-        acis_regcache_stats(u->cache, s);
-    else
-        memset(s, 0, sizeof *s);
-}

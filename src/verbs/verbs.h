@@ -174,6 +174,4 @@ int acis_ud_wait(struct acis_ud *u, int ms);
 /* The completion channel: readable only after acis_ud_wait armed it. */
 int acis_ud_fd(const struct acis_ud *u);
 
-void acis_ud_cache_stats(const struct acis_ud *u, struct acis_regcache_stats *s);
-
 #endif

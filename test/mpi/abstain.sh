@@ -9,8 +9,6 @@
 # waited forever (shm) or until they declared the switch dead (udp).
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_FAULT_NOMEM=0.1
-ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
-ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
 
 check() {    # check WHAT NP ARGS...: coll_check; right, and abstentions seen
     what=$1 np=$2

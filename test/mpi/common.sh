@@ -25,6 +25,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Every collective acis offloads, as coll_check's --offload lists them.
+ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
+ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "== $*"; }
 

@@ -5,8 +5,6 @@
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 prog="$TESTS_DIR/coll_check"
-ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
-ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
 OFF="--offload=$ALL --offload-nb=$ALL"
 
 expect_stop() {     # expect_stop "pattern" env-assignment...

@@ -7,8 +7,6 @@
 # the faults must show as retransmissions.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
-ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
-ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
 
 check_out() {    # check_out WHAT
     cat "$TMPD/out"

@@ -10,8 +10,6 @@
 # refused them all fails.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
-ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
-ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
 OFF="--offload=$ALL --offload-nb=$ALL"
 W2=--offloaded=world,reversed
 W4=--offloaded=world,reversed,halves

@@ -9,8 +9,6 @@
 
 addr=$(start_switchd 1 --payload 4096) || fail "acis-switchd did not start"
 note "switch at $addr"
-ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
-ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
 
 MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$addr run_mpi 2 "$TESTS_DIR/coll_check" \
     --offload=$ALL --offload-nb=$ALL --matrix=quick || fail "job on acis-switchd"
