@@ -107,6 +107,10 @@ struct acis_commtable_ctx {
     int keyval;                           /* MPI_KEYVAL_INVALID when down */
     uint32_t rows;                        /* switch table rows */
     struct acis_comm **by_row;            /* offloaded communicators by row */
+    int (*off_new)(struct acis_comm *cs, uint32_t window);
+                                          /* makes acis_comm.off for a row
+                                             of window slots: 0, or -1 (no
+                                             memory: every member refuses) */
     void (*off_free)(void *off);          /* frees acis_comm.off */
     atomic_int device_lost;               /* the switch of this epoch failed */
     uint32_t epoch;                       /* switches joined so far, minus

@@ -41,6 +41,23 @@ fail:
     return NULL;
 }
 
+/* src/offload's state for cs, made before the members agree so that a
+ * member short of memory is one more reason to refuse on all: 1 if there
+ * is one (or nobody wants one). */
+static int make_off(struct acis_comm *cs)
+{
+    if (cs->off || !acis_ct.off_new)
+        return 1;
+    return acis_ct.off_new(cs, acis_dev_info()->window) == 0;
+}
+
+static void drop_off(struct acis_comm *cs)
+{
+    if (cs->off && acis_ct.off_free)
+        acis_ct.off_free(cs->off);
+    cs->off = NULL;
+}
+
 acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm))
 {
     if (cs->state == ACIS_CT_READY)
@@ -65,7 +82,7 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     uint32_t mine[F_COUNT] = { 0 }, all[F_COUNT];
     free(cs->granks);
     cs->granks = member_ranks(cs);     /* recovery asks members by global rank */
-    mine[F_LOCAL_FAIL] = !cs->granks;
+    mine[F_LOCAL_FAIL] = !cs->granks || !make_off(cs);
     mine[F_LOST] = (uint32_t)lost;
     if (cs->rank == 0 && !lost && cs->granks) {
         uint32_t st = 0, ctx = 0, win = 0, pl = 0;
@@ -85,8 +102,10 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
 
     uint32_t row = (all[F_CTX] & 0xffff) - 1;
     int ok = all[F_STATUS] == ACIS_ST_OK + 1 && !all[F_LOCAL_FAIL] && !all[F_LOST] &&
-             row < acis_ct.rows && all[F_WINDOW] > 0 && all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
+             row < acis_ct.rows && all[F_WINDOW] == acis_dev_info()->window &&
+             all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
     if (!ok) {
+        drop_off(cs);
         if (cs->rank == 0 && all[F_STATUS] == ACIS_ST_OK + 1) {
             acis_dev_lock();
             acis_dev_ct_free(all[F_CTX]);              /* someone else failed */

@@ -73,22 +73,26 @@ void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k)
     e->seg = k;
 }
 
-struct acis_coff *acis_coff_of(struct acis_comm *cs)
+/* cs's offload state, made when its row is set up (acis_comm_setup, with
+ * the window every row of the switch has), before the members agree: a
+ * member short of memory makes the communicator stay in MPICH on all of
+ * them, instead of failing its first collective alone.  0, or -1. */
+static int coff_new(struct acis_comm *cs, uint32_t window)
 {
-    if (!cs->off) {
-        struct acis_coff *co = calloc(1, sizeof *co);
-        if (!co || acis_window_init(&co->win, cs->window) != 0) {
-            free(co);
-            return NULL;
-        }
-        co->cs = cs;
-        acis_dev_lock();
-        co->next_all = acis_oc.coffs;
-        acis_oc.coffs = co;
-        cs->off = co;
-        acis_dev_unlock();
+    struct acis_coff *co = calloc(1, sizeof *co);
+    if (!co || acis_fault_nomem_setup() || acis_window_init(&co->win, window) != 0) {
+        free(co);
+        acis_log(2, "no memory for the offload state of a communicator of %d ranks: "
+                    "every member keeps it in MPICH", cs->size);
+        return -1;
     }
-    return cs->off;
+    co->cs = cs;
+    acis_dev_lock();
+    co->next_all = acis_oc.coffs;
+    acis_oc.coffs = co;
+    cs->off = co;
+    acis_dev_unlock();
+    return 0;
 }
 
 int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct acis_hdr *h,
@@ -96,7 +100,7 @@ int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct ac
 {
     uint32_t k = h->seg_index;
     if (op->st.inplace && !(h->flags & ACIS_F_PENDING) && k < op->st.nseg &&
-        !acis_stream_has(&op->st, k) && !acis_dev_reliable())
+        !acis_stream_has(&op->st, &co->win, k) && !acis_dev_reliable())
         acis_keep(co, &op->st, k);      /* the answer overwrites the piece */
     return acis_stream_answer(&op->st, &co->win, h, payload);
 }
@@ -119,6 +123,7 @@ static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
 
 void acis_engine_init(void)
 {
+    acis_ct.off_new = coff_new;
     acis_ct.off_free = coff_free;
     acis_dev_set_deliver(deliver, NULL);
 }
@@ -127,9 +132,7 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
 {
     if (cs->state != ACIS_CT_READY)
         return ACIS_OP_SOFTWARE;
-    struct acis_coff *co = acis_coff_of(cs);
-    if (!co)
-        return -1;
+    struct acis_coff *co = cs->off;       /* made with the row */
     acis_dev_lock();
     if (cs->state != ACIS_CT_READY) {           /* members just agreed on MPICH */
         acis_dev_unlock();
@@ -146,20 +149,18 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     op->st.job_key = acis_oc.job_key;
     op->st.lost = (uint8_t)acis_comm_lost(cs);
     op->st.seg_bytes = acis_seg_bytes(cs->payload, op->st.kind, op->st.dtype);
-    int rc = acis_stream_start(&op->st, &co->win);
-    if (rc == 0) {
-        struct acis_op **tail = &co->ops;
-        while (*tail)
-            tail = &(*tail)->next;
-        *tail = op;
-        if (!co->active) {
-            co->active = 1;
-            co->next_active = acis_oc.active;
-            acis_oc.active = co;
-        }
+    acis_stream_start(&op->st, &co->win);
+    struct acis_op **tail = &co->ops;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = op;
+    if (!co->active) {
+        co->active = 1;
+        co->next_active = acis_oc.active;
+        acis_oc.active = co;
     }
     acis_dev_unlock();
-    return rc;
+    return 0;
 }
 
 /* Send what the window and credit allow, in stream position order: a
@@ -228,7 +229,6 @@ static void reap(void)
                 uint32_t n = op->st.nseg, w = co->win.size;
                 for (uint32_t k = n > w ? n - w : 0; k < n && !op->st.inplace && !reliable; k++)
                     acis_keep(co, &op->st, k);
-                acis_stream_done(&op->st);
                 atomic_store(&op->done, 1);
             } else {
                 pp = &op->next;

@@ -52,14 +52,25 @@ static int failed(struct acis_exec *x, int err, const char *what)
     return -1;
 }
 
+/* Fault injection (tests): one draw at the given rate.  Draws are
+ * numbered: threads need no lock. */
+static int fault_draw(uint64_t rate)
+{
+    return rate && acis_fault_pick(rate, acis_oc.fault_seed,
+                                   atomic_fetch_add(&acis_oc.fault_draws, 1));
+}
+
 /* MPIR_CVAR_OFFLOAD_FAULT_NOMEM: act as if this blocking call's buffers
- * could not be had (tests).  Draws are numbered: threads need no lock. */
+ * could not be had. */
 static int injected_nomem(const struct acis_exec *x)
 {
-    uint64_t rate = (uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM);
-    if (!rate || acis_coll_form(x->c.coll) != ACIS_FORM_BLOCKING)
-        return 0;
-    return acis_fault_pick(rate, acis_oc.fault_seed, atomic_fetch_add(&acis_oc.fault_draws, 1));
+    return acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING &&
+           fault_draw((uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM));
+}
+
+int acis_fault_nomem_setup(void)
+{
+    return fault_draw((uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM_SETUP));
 }
 
 /* This rank cannot have its data in wire form (no memory, or MPICH would

@@ -111,12 +111,10 @@ struct acis_coff {
     struct acis_exec *execs;      /* nonblocking calls in flight, in call order */
 };
 
-/* cs's offload state, made on first use; NULL if memory is short. */
-struct acis_coff *acis_coff_of(struct acis_comm *cs);
-
-/* Engine: hook into the device and communicator table; start a
- * collective (st's kind/op/dtype/root/total and ranges set; 0, -1 out of
- * memory, or ACIS_OP_SOFTWARE when the communicator now runs in MPICH);
+/* Engine: hook into the device and communicator table (a communicator's
+ * acis_coff is made with its row); start a collective (st's
+ * kind/op/dtype/root/total and ranges set; 0, or ACIS_OP_SOFTWARE when the
+ * communicator now runs in MPICH);
  * move every collective in flight once (returns packets received, -1 on
  * channel failure); wait until a collective is done or abandoned. */
 #define ACIS_OP_SOFTWARE (-2)
@@ -167,7 +165,7 @@ void acis_redo_drain(struct acis_comm *cs);
 void acis_redo_before(MPI_Comm comm);
 /* Nonblocking calls are listed on their communicator while in flight, so
  * a move to MPICH redoes them in call order: 0, or ACIS_OP_SOFTWARE when
- * the communicator already runs in MPICH (-1: no memory). */
+ * the communicator already runs in MPICH. */
 int acis_exec_link(struct acis_exec *x);
 void acis_exec_unlink(struct acis_exec *x);
 
@@ -309,6 +307,10 @@ void acis_hier_finalize(void);
  * MPI_COMM_WORLD); 0 when every rank has a device.  Leave it again. */
 int acis_connect(void);
 void acis_disconnect(void);
+
+/* MPIR_CVAR_OFFLOAD_FAULT_NOMEM_SETUP: 1 if this communicator set-up
+ * acts as if acis's state for it could not be allocated (tests). */
+int acis_fault_nomem_setup(void);
 
 /* Tell src/fallback which entry points have drivers. */
 void acis_run_init(void);

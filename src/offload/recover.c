@@ -76,7 +76,6 @@ static void take_off(struct acis_coff *co, struct acis_op **pp, atomic_int *flag
             co->win.busy[s] = 0;
             co->win.busy_count--;
         }
-    acis_stream_done(&op->st);
     acis_dev_flush();                   /* its buffers go back to the user */
     atomic_store(flag, 1);
 }
@@ -163,7 +162,7 @@ static size_t packet_for(const struct acis_coff *co, uint32_t seq, uint32_t seg,
             continue;
         if (seg >= op->st.next)
             return 0;                               /* not sent yet: ask again */
-        if (op->st.inplace && acis_stream_has(&op->st, seg))
+        if (op->st.inplace && acis_stream_has(&op->st, &co->win, seg))
             break;                                  /* kept when the answer came */
         const uint8_t *pl;
         uint32_t len;
@@ -309,7 +308,7 @@ static void feed(struct acis_coff *co, struct fix_case *fc, uint32_t m, const ui
     }
     if (fc->in < (uint32_t)co->cs->size)
         return;
-    if (!acis_stream_has(&fc->op->st, fc->seg)) {
+    if (!acis_stream_has(&fc->op->st, &co->win, fc->seg)) {
         give_up(co, "the members' packets of a segment did not complete it");
         return;
     }
@@ -400,7 +399,7 @@ int acis_fix_progress(struct acis_coff *co)
         struct fix_case *fc = &f->c[i];
         while (!fc->op && f->cursor < op->st.next) {
             uint32_t k = f->cursor++;
-            if (!acis_stream_has(&op->st, k))
+            if (!acis_stream_has(&op->st, &co->win, k))
                 open_case(co, fc, op, k);
             if (co->cs->state != ACIS_CT_READY)
                 return 0;                           /* given up, or gone to MPICH */
@@ -503,11 +502,9 @@ void acis_redo_drain(struct acis_comm *cs)
 int acis_exec_link(struct acis_exec *x)
 {
     struct acis_comm *cs = x->c.cs;
-    struct acis_coff *co = acis_coff_of(cs);
-    if (!co)
-        return -1;
+    struct acis_coff *co = cs->off;     /* made with the row */
     acis_dev_lock();
-    int ready = cs->state == ACIS_CT_READY;
+    int ready = co && cs->state == ACIS_CT_READY;
     if (ready) {
         struct acis_exec **pp = &co->execs;
         while (*pp)

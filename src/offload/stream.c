@@ -46,25 +46,13 @@ void acis_window_free(struct acis_window *w)
     memset(w, 0, sizeof *w);
 }
 
-int acis_stream_start(struct acis_stream *s, struct acis_window *w)
+void acis_stream_start(struct acis_stream *s, struct acis_window *w)
 {
     s->nseg = s->total ? (uint32_t)((s->total + s->seg_bytes - 1) / s->seg_bytes) : 1;
     s->next = s->answered = 0;
     s->refused = 0;
-    s->got_one = 0;
-    s->got = s->nseg <= 64 ? &s->got_one : calloc((s->nseg + 63) / 64, sizeof(uint64_t));
-    if (!s->got)
-        return -1;
     s->pos0 = w->next_pos;
     w->next_pos += s->nseg;
-    return 0;
-}
-
-void acis_stream_done(struct acis_stream *s)
-{
-    if (s->got != &s->got_one)
-        free(s->got);
-    s->got = NULL;
 }
 
 static uint32_t slot_of(const struct acis_stream *s, const struct acis_window *w, uint32_t k)
@@ -156,7 +144,7 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     uint32_t k = h->seg_index;
     if (h->flags & ACIS_F_PENDING)
         return 1;                          /* alive, still waiting: nothing to do */
-    if (k >= s->next || (s->got[k / 64] >> (k % 64) & 1) || h->slot != slot_of(s, w, k) ||
+    if (k >= s->next || acis_stream_has(s, w, k) || h->slot != slot_of(s, w, k) ||
         ACIS_OPC_KIND(h->opcode) != s->kind || h->total_len != s->total)
         return -1;
     /* A member abstained: the segment is answered, with nothing in it, and
@@ -186,7 +174,6 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     if (h->payload_len)
         memcpy(s->dst_buf + (rlo - s->dst_off), payload, rlen);
 answered:
-    s->got[k / 64] |= 1ull << (k % 64);
     s->answered++;
     w->busy[h->slot] = 0;
     w->owner[h->slot] = NULL;

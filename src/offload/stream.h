@@ -55,20 +55,18 @@ struct acis_stream {
     uint64_t dst_off, dst_len;
     /* progress */
     uint32_t next;            /* next segment to send */
-    uint32_t answered;        /* segments answered */
-    uint64_t *got;            /* answered flags, nseg bits: got_one for up
-                                 to 64 segments, else allocated */
-    uint64_t got_one;
+    uint32_t answered;        /* segments answered (which ones: the window
+                                 knows, see acis_stream_has) */
 };
 
 /* Segment size for a collective kind: whole elements for reductions. */
 uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype);
 
 /* Fill s from its identity fields, total, seg_bytes, the piece and wanted
- * range (set by the caller before), and take positions from w.
- * Returns 0, or -1 if memory for the answered flags is short. */
-int acis_stream_start(struct acis_stream *s, struct acis_window *w);
-void acis_stream_done(struct acis_stream *s);
+ * range (set by the caller before), and take positions from w.  Needs no
+ * memory: a collective of any length, once its communicator has a
+ * window, cannot fail to start on one member alone. */
+void acis_stream_start(struct acis_stream *s, struct acis_window *w);
 
 /* 1 if segment s->next may be sent now (its slot is free). */
 int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *w);
@@ -85,10 +83,15 @@ void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr
 void acis_stream_packet(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
                         uint8_t *hdr, const uint8_t **payload, uint32_t *len);
 
-/* 1 if segment k has its answer. */
-static inline int acis_stream_has(const struct acis_stream *s, uint32_t k)
+/* 1 if segment k has its answer: it was sent and its slot no longer waits
+ * for it.  Only segments [next - size, next) can be unanswered (segment k
+ * is sent once k - size, on the same slot, is answered), so the window's
+ * slots are the answered flags. */
+static inline int acis_stream_has(const struct acis_stream *s, const struct acis_window *w,
+                                  uint32_t k)
 {
-    return (int)(s->got[k / 64] >> (k % 64) & 1);
+    uint32_t slot = (uint32_t)((s->pos0 + k) % w->size);
+    return k < s->next && !(w->busy[slot] && w->owner[slot] == s && w->seg[slot] == k);
 }
 
 /* If the segment out on slot has waited rto_ns << tries (tries capped at

@@ -7,6 +7,11 @@
 # channels at 2 and 4 ranks: results must be right, and the counters must
 # show abstentions and redone calls.  Before the ABSTAIN flag the others
 # waited forever (shm) or until they declared the switch dead (udp).
+# Then a rank without memory for acis's state of a communicator
+# (MPIR_CVAR_OFFLOAD_FAULT_NOMEM_SETUP): every member keeps that
+# communicator in MPICH, the others still offload (soak, compared with
+# MPICH).  Before, that state was made at the first collective and its
+# failure failed that call on one rank alone.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_FAULT_NOMEM=0.1
 
@@ -31,3 +36,21 @@ for dev in shm udp; do
             --counts=0,1,1000,5000
     done
 done
+
+# Seed 5 at 4 ranks refuses MPI_COMM_WORLD and the reversed communicator
+# and keeps the dup: part of the calls offloaded, part not.
+unset MPIR_CVAR_OFFLOAD_FAULT_NOMEM
+for dev in shm udp; do
+    note "soak, $dev, 4 ranks, 30 % of communicator set-ups without memory"
+    MPIR_CVAR_OFFLOAD_DEVICE=$dev MPIR_CVAR_OFFLOAD_FAULT_NOMEM_SETUP=0.3 \
+        MPIR_CVAR_OFFLOAD_FAULT_SEED=5 MPIR_CVAR_OFFLOAD_VERBOSE=1 \
+        run_mpi 4 "$TESTS_DIR/soak" --count=300 --seed=3 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    cat "$TMPD/out"
+    [ $rc = 0 ] || { tail -20 "$TMPD/err"; fail "set-up without memory, $dev"; }
+    grep -q ' 0 failures' "$TMPD/out" || fail "set-up without memory, $dev: wrong results"
+    grep -q 'stays in software: communicator table entry could not be created' "$TMPD/err" ||
+        fail "set-up without memory, $dev: no communicator refused"
+    grep -q ' 0\.0 % offloaded' "$TMPD/out" && fail "set-up without memory, $dev: nothing offloaded"
+done
+exit 0

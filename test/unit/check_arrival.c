@@ -110,7 +110,7 @@ static void run(unsigned kind, unsigned dt, uint32_t p, const uint32_t *perm)
             .src_len = total, .dst_buf = out[r], .dst_len = total,
         };
         st[r].seg_bytes = acis_seg_bytes(PAYLOAD, (unsigned)kind, dt);
-        ck_assert_int_eq(acis_stream_start(&st[r], &w[r]), 0);
+        acis_stream_start(&st[r], &w[r]);
     }
     ck_assert_uint_gt(st[0].nseg, 1);
     uint8_t pkt[ACIS_HDR_LEN + PAYLOAD];
@@ -145,7 +145,6 @@ static void run(unsigned kind, unsigned dt, uint32_t p, const uint32_t *perm)
     if (kind == ACIS_K_ALLREDUCE)             /* nothing held any more */
         ck_assert_uint_eq(c1[ACIS_SWC_buffer_bytes], c0[ACIS_SWC_buffer_bytes]);
     for (uint32_t r = 0; r < p; r++) {
-        acis_stream_done(&st[r]);
         acis_window_free(&w[r]);
     }
     acis_swemu_destroy(e);

@@ -1,7 +1,8 @@
 /* check_switch.c -- the switch core with simulated hosts, no MPI: 64 hosts
  * aggregating on one communicator, several communicators at once, every
  * collective kind, the control plane's limits and idempotence, every drop
- * reason, and the reduction kernels' semantics. */
+ * reason, a long stream's answered flags, and the reduction kernels'
+ * semantics. */
 #include "config.h"
 
 #include <check.h>
@@ -455,7 +456,6 @@ START_TEST(stale_packet)
     acis_stream_next(&st, &w, old, &pl, &len, sim_now());
     memcpy(old + ACIS_HDR_LEN, pl, len);
     acis_hdr_seal(old, old + ACIS_HDR_LEN, len);
-    acis_stream_done(&st);
     acis_window_free(&w);
     /* run the window around twice so that slot is two uses further on */
     for (uint32_t i = 0; i < 2 * c->window + 1; i++)
@@ -467,6 +467,56 @@ START_TEST(stale_packet)
     ck_assert_uint_eq(S->c[ACIS_SWC_drop_stale], before + 1);
     allreduce_int(c, 3, 99);                        /* and nothing is stuck */
     comm_free(c);
+}
+END_TEST
+
+/* The answered flags of a stream are its window's slots (no memory of
+ * its own, however long the collective): 300 segments through 8 slots,
+ * answered in a scrambled order with repeats, must agree with a plain
+ * bitmap after every step, and every repeat must be refused. */
+START_TEST(answered_flags)
+{
+    enum { NSEG = 300, SEG = 16, WIN = 8 };
+    static uint8_t dst[NSEG * SEG], data[SEG];
+    uint8_t ref[NSEG] = { 0 }, hdr[ACIS_HDR_LEN];
+    struct acis_stream st = { .kind = ACIS_K_ALLGATHER, .dtype = ACIS_DT_BYTE, .ctx = 1,
+                              .seq = 1, .total = NSEG * SEG, .seg_bytes = SEG,
+                              .src_buf = data, .src_len = SEG, .dst_buf = dst,
+                              .dst_len = NSEG * SEG };
+    struct acis_window w;
+    ck_assert_int_eq(acis_window_init(&w, WIN), 0);
+    w.next_pos = 5;                                 /* not slot-aligned */
+    acis_stream_start(&st, &w);
+    ck_assert_uint_eq(st.nseg, NSEG);
+    uint32_t rnd = 12345;
+    while (!acis_stream_finished(&st)) {
+        while (acis_stream_can_send(&st, &w)) {
+            const uint8_t *pl;
+            uint32_t len;
+            acis_stream_next(&st, &w, hdr, &pl, &len, 0);
+        }
+        rnd = rnd * 1103515245u + 12345u;
+        uint32_t slot = (rnd >> 8) % WIN;
+        if (!w.busy[slot])
+            continue;
+        uint32_t k = w.seg[slot];
+        struct acis_hdr h = { .opcode = ACIS_OPC(ACIS_K_ALLGATHER, 0), .slot = (uint16_t)slot,
+                              .seg_index = k, .total_len = NSEG * SEG, .payload_len = SEG,
+                              .seg_offset = (uint64_t)k * SEG };
+        ck_assert_int_eq(acis_stream_answer(&st, &w, &h, data), 0);
+        ref[k] = 1;
+        ck_assert_int_eq(acis_stream_answer(&st, &w, &h, data), -1);     /* a repeat */
+        for (uint32_t j = 0; j < NSEG; j++)
+            ck_assert_int_eq(acis_stream_has(&st, &w, j), ref[j]);
+        if (k >= WIN) {                             /* an old use of this slot */
+            h.seg_index = k - WIN;
+            h.seg_offset = (uint64_t)(k - WIN) * SEG;
+            ck_assert_int_eq(acis_stream_answer(&st, &w, &h, data), -1);
+        }
+    }
+    ck_assert_uint_eq(st.answered, NSEG);
+    ck_assert_uint_eq(w.busy_count, 0);
+    acis_window_free(&w);
 }
 END_TEST
 
@@ -778,7 +828,7 @@ START_TEST(emulator)
             .src_len = sizeof in[m], .dst_buf = (uint8_t *)got, .dst_len = sizeof got,
         };
         st[m].seg_bytes = acis_seg_bytes(1024, st[m].kind, st[m].dtype);
-        ck_assert_int_eq(acis_stream_start(&st[m], &w[m]), 0);
+        acis_stream_start(&st[m], &w[m]);
     }
     struct emu_got g = { 2, got, st[0].seg_bytes, 0 };
     uint8_t pkt[ACIS_HDR_LEN + 1024];
@@ -795,7 +845,6 @@ START_TEST(emulator)
     ck_assert_uint_eq(g.answers, st[0].nseg);
     ck_assert(memcmp(got, want, sizeof want) == 0);
     for (int m = 0; m < N; m++) {
-        acis_stream_done(&st[m]);
         acis_window_free(&w[m]);
     }
     acis_swemu_destroy(e);
@@ -824,6 +873,7 @@ int main(void)
     tcase_add_test(ctl, job_limits);
     tcase_add_test(ctl, emulator);
     tcase_add_test(ctl, long_double_pieces);
+    tcase_add_test(ctl, answered_flags);
     suite_add_tcase(s, ctl);
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, kernels);

@@ -335,7 +335,6 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
     for (int y = 0; y < np; y++) {
         unfinished += !acis_stream_finished(&p[y].st);
         s->refused += p[y].st.refused;
-        acis_stream_done(&p[y].st);
     }
     free(p);
     free(order);
