@@ -127,6 +127,7 @@ static int start_shm_switch(int local, char *addr, char *why, size_t whylen)
     }
     if (acis_oc.world_rank == 0) {
         struct acis_sw_opts o = embedded_opts();
+        o.payload = (uint32_t)ACIS_CV(OFFLOAD_SHM_PAYLOAD);
         failed = acis_shmsw_create(addr, acis_oc.job_key, (uint32_t)acis_oc.world_size, &o,
                                    why, whylen) != 0;
         acis_oc.embedded = !failed;
@@ -233,6 +234,11 @@ int acis_connect(void)
             acis_log(1, "offloading through the switch at %s (%s channel, %u-byte packets, "
                         "%u slots per communicator)", addr, channel_name(chan),
                      acis_dev_info()->max_payload, acis_dev_info()->window);
+        if (acis_oc.world_rank == 0 && chan == ACIS_DEV_SHM && acis_oc.embedded &&
+            acis_dev_info()->max_payload < (uint32_t)ACIS_CV(OFFLOAD_SHM_PAYLOAD))
+            acis_log(1, "the shared-memory switch has %u-byte segments, not "
+                        "MPIR_CVAR_OFFLOAD_SHM_PAYLOAD=%lld: /dev/shm has no room for more",
+                     acis_dev_info()->max_payload, ACIS_CV(OFFLOAD_SHM_PAYLOAD));
         return 0;
     }
     report_failure(failed, failed ? why : "");

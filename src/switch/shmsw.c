@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,6 +168,47 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 
 /* ------------------------------------------------------------ segment */
 
+/* The segment's layout for ranks processes, o's rows and window, and
+ * payload bytes per port. */
+static void geometry(struct shm_head *g, uint32_t ranks, const struct acis_sw_opts *o,
+                     uint32_t window, uint32_t payload)
+{
+    *g = (struct shm_head){ .magic = SHM_MAGIC, .ranks = ranks, .rows = o->tables,
+                            .window = window, .payload = payload };
+    g->buf_bytes = ROUND_UP((uint64_t)payload, LINE);
+    g->port_bytes = LINE + g->buf_bytes;
+    g->slot_bytes = 2 * LINE + 2 * g->buf_bytes + (uint64_t)ranks * g->port_bytes;
+    g->row_bytes = ROUND_UP(4 * (uint64_t)ranks, LINE) + (uint64_t)window * g->slot_bytes;
+    g->rows_off = ROUND_UP(sizeof *g + ROUND_UP(ranks, 8) + o->tables * sizeof(struct shm_row),
+                           4096);
+    g->size = g->rows_off + (uint64_t)o->tables * g->row_bytes;
+}
+
+uint32_t acis_shmsw_fit(uint32_t ranks, const struct acis_sw_opts *o, uint64_t room)
+{
+    uint32_t window = o->tables ? o->slots / o->tables : 0;
+    struct shm_head g;
+    if (ranks < 1 || window < 1 || o->payload < ACIS_MIN_PAYLOAD)
+        return 0;
+    geometry(&g, ranks, o, window, o->payload);
+    if (g.size <= room)
+        return o->payload;
+    /* The size grows by (ranks + 2) buffers per slot with the payload. */
+    geometry(&g, ranks, o, window, 0);
+    uint64_t per = (uint64_t)o->tables * window * (ranks + 2);
+    uint64_t buf = room > g.size ? (room - g.size) / per / LINE * LINE : 0;
+    return buf >= ACIS_MIN_PAYLOAD ? (uint32_t)buf : 0;
+}
+
+/* Free bytes where shm_open puts segments; UINT64_MAX if unknown. */
+static uint64_t shm_room(void)
+{
+    struct statvfs v;
+    if (statvfs("/dev/shm", &v) != 0)
+        return UINT64_MAX;
+    return (uint64_t)v.f_bavail * v.f_frsize;
+}
+
 int acis_shmsw_create(const char *name, uint64_t key, uint32_t ranks,
                       const struct acis_sw_opts *o, char *why, size_t whylen)
 {
@@ -176,15 +218,23 @@ int acis_shmsw_create(const char *name, uint64_t key, uint32_t ranks,
                  "per row)", ranks, window);
         return -1;
     }
-    struct shm_head g = { .magic = SHM_MAGIC, .key = key, .ranks = ranks, .rows = o->tables,
-                          .window = window, .payload = o->payload };
-    g.buf_bytes = ROUND_UP((uint64_t)o->payload, LINE);
-    g.port_bytes = LINE + g.buf_bytes;
-    g.slot_bytes = 2 * LINE + 2 * g.buf_bytes + (uint64_t)ranks * g.port_bytes;
-    g.row_bytes = ROUND_UP(4 * (uint64_t)ranks, LINE) + (uint64_t)window * g.slot_bytes;
-    g.rows_off = ROUND_UP(sizeof g + ROUND_UP(ranks, 8) + o->tables * sizeof(struct shm_row),
-                          4096);
-    g.size = g.rows_off + (uint64_t)o->tables * g.row_bytes;
+    /* A tmpfs page that cannot be had is a SIGBUS when first touched:
+     * the whole segment must fit in /dev/shm, with smaller segments if
+     * need be. */
+    uint64_t room = shm_room();
+    uint32_t payload = acis_shmsw_fit(ranks, o, room);
+    if (!payload) {
+        struct shm_head least;
+        geometry(&least, ranks, o, window, ACIS_MIN_PAYLOAD);
+        snprintf(why, whylen, "shared-memory switch: /dev/shm has %llu MiB free, %u ranks "
+                 "need %llu MiB at least (fewer MPIR_CVAR_OFFLOAD_SWITCH_SLOTS, or a larger "
+                 "/dev/shm)", (unsigned long long)(room >> 20), ranks,
+                 (unsigned long long)((least.size + (1 << 20) - 1) >> 20));
+        return -1;
+    }
+    struct shm_head g;
+    geometry(&g, ranks, o, window, payload);
+    g.key = key;
     if (getrandom(&g.boot, sizeof g.boot, 0) != sizeof g.boot)
         g.boot = (uint32_t)acis_now_ns();
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -200,11 +200,16 @@ struct acis_shm_wait {
 };
 
 /* Create the segment name (shm_open) for ranks processes of job key, with
- * o's tables, slots and payload; 0, or -1 with why.  Unlink it once every
- * process has attached. */
+ * o's tables, slots and payload -- a smaller payload if the segment would
+ * not fit in /dev/shm's free space (acis_shmsw_fit); 0, or -1 with why.
+ * Unlink it once every process has attached. */
 int acis_shmsw_create(const char *name, uint64_t key, uint32_t ranks,
                       const struct acis_sw_opts *o, char *why, size_t whylen);
 int acis_shmsw_unlink(const char *name);
+/* The payload a segment for ranks processes with o's geometry gets in
+ * room bytes: o->payload if it fits, else the largest that does, 0 if not
+ * even ACIS_MIN_PAYLOAD does. */
+uint32_t acis_shmsw_fit(uint32_t ranks, const struct acis_sw_opts *o, uint64_t room);
 struct acis_shmsw *acis_shmsw_attach(const char *name, char *why, size_t whylen);
 void acis_shmsw_detach(struct acis_shmsw *s);
 void acis_shmsw_counters(const struct acis_shmsw *s, uint64_t *out);

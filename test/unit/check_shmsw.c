@@ -4,11 +4,12 @@
  * packets in every order; results must be bitwise the rank-order fold
  * (the network switch's), whoever arrives last; concurrent hosts on
  * threads; posts that disagree are caught; a member that abstains; the
- * control plane. */
+ * control plane; the segment's size against /dev/shm's room. */
 #include "config.h"
 
 #include <check.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +383,30 @@ static void *host_main(void *arg)
     return NULL;
 }
 
+/* The segment must fit in /dev/shm's free space: its payload shrinks to
+ * the largest that fits, and with too little room there is none. */
+START_TEST(fit)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.tables = 32;
+    o.slots = 1024;
+    o.payload = 65000;
+    ck_assert_uint_eq(acis_shmsw_fit(16, &o, UINT64_MAX), 65000);
+    uint64_t room = 64ull << 20;                   /* a container's default */
+    uint32_t p = acis_shmsw_fit(16, &o, room);
+    ck_assert_uint_gt(p, ACIS_MIN_PAYLOAD);
+    ck_assert_uint_lt(p, 16384);
+    ck_assert_uint_eq(p % 64, 0);
+    o.payload = p;
+    ck_assert_uint_eq(acis_shmsw_fit(16, &o, room), p);          /* it fits */
+    o.payload = p + 64;
+    ck_assert_uint_eq(acis_shmsw_fit(16, &o, room), p);          /* more does not */
+    o.payload = 65000;
+    ck_assert_uint_eq(acis_shmsw_fit(2, &o, room) > p, 1);       /* fewer ranks, more room */
+    ck_assert_uint_eq(acis_shmsw_fit(16, &o, 1 << 20), 0);       /* not even the least */
+}
+END_TEST
+
 START_TEST(threads)
 {
     enum { P = 8 };
@@ -416,6 +441,7 @@ int main(void)
     tcase_add_test(tc, abstain);
     tcase_add_test(tc, rows);
     tcase_add_test(tc, threads);
+    tcase_add_test(tc, fit);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
