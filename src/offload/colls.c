@@ -4,7 +4,6 @@
  * are the same for every collective; only this mapping differs. */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "offload/offload.h"
@@ -57,28 +56,42 @@ static void plan_bcast(const struct acis_call *c, struct acis_plan *p, int rank)
     p->src = p->dst = run(c->rbuf, c->scount, c->stype);
 }
 
-/* Where rank's block starts in the concatenation of size blocks of blk[q]
- * bytes (*off), and the total (returned). */
-static uint64_t block_offset(const uint64_t *blk, int rank, int size, uint64_t *off)
+/* Bytes of rank q's block: from the size exchange (blocks, gatherv and
+ * scatterv), else what every rank knows alike. */
+static uint64_t block_bytes(const struct acis_call *c, const uint64_t *blocks, int q)
+{
+    if (blocks)
+        return blocks[q];
+    if (acis_coll_blocking(c->coll) == ACIS_COLL_ALLGATHERV)
+        return packed(c->rcounts[q], c->rtype);
+    return c->bytes / (uint64_t)c->cs->size;
+}
+
+/* Where rank's block starts in the concatenation of size blocks (*off),
+ * and the total (returned).  Needs no memory: a plan cannot fail on one
+ * rank alone. */
+static uint64_t block_offset(const struct acis_call *c, const uint64_t *blocks, int rank,
+                             int size, uint64_t *off)
 {
     uint64_t total = 0;
     *off = 0;
     for (int q = 0; q < size; q++) {
         if (q == rank)
             *off = total;
-        total += blk[q];
+        total += block_bytes(c, blocks, q);
     }
     return total;
 }
 
 /* Gather, allgather and their v-variants: rank q's block goes to its place
- * in the concatenation of all blocks in rank order.  blk: bytes per rank. */
+ * in the concatenation of all blocks in rank order.  blocks: bytes per
+ * rank from the size exchange, or NULL. */
 static void plan_gather(const struct acis_call *c, struct acis_plan *p, int rank, int size,
-                        int all, const uint64_t *blk, int v)
+                        int all, const uint64_t *blocks, int v)
 {
     int is_root = rank == c->root;
     int in_place = c->sbuf == MPI_IN_PLACE && (all || is_root);
-    uint64_t off, total = block_offset(blk, rank, size, &off);
+    uint64_t off, total = block_offset(c, blocks, rank, size, &off);
     p->dtype = ACIS_DT_BYTE;
     p->alg = v ? ACIS_ALG_VAR : ACIS_ALG_FLAT;
     p->root = all ? 0 : (uint32_t)c->root;
@@ -101,10 +114,10 @@ static void plan_gather(const struct acis_call *c, struct acis_plan *p, int rank
 
 /* Scatter and scatterv: the root's blocks; rank r gets its own. */
 static void plan_scatter(const struct acis_call *c, struct acis_plan *p, int rank, int size,
-                         const uint64_t *blk, int v)
+                         const uint64_t *blocks, int v)
 {
     int is_root = rank == c->root;
-    uint64_t off, total = block_offset(blk, rank, size, &off);
+    uint64_t off, total = block_offset(c, blocks, rank, size, &off);
     p->dtype = ACIS_DT_BYTE;
     p->root = (uint32_t)c->root;
     p->total = total;
@@ -160,25 +173,9 @@ int acis_plan_needs_sizes(const struct acis_call *c, uint64_t *mine)
     return 1;
 }
 
-/* Block bytes of every rank for the collectives whose blocks every rank
- * knows; NULL for the others (or out of memory). */
-static uint64_t *known_blocks(const struct acis_call *c, int size)
-{
-    acis_coll_t b = acis_coll_blocking(c->coll);
-    if (b != ACIS_COLL_GATHER && b != ACIS_COLL_ALLGATHER && b != ACIS_COLL_SCATTER &&
-        b != ACIS_COLL_ALLGATHERV)
-        return NULL;
-    uint64_t *blk = malloc(sizeof(uint64_t) * (size_t)size);
-    for (int q = 0; blk && q < size; q++)
-        blk[q] = b == ACIS_COLL_ALLGATHERV ? packed(c->rcounts[q], c->rtype)
-                                           : c->bytes / (uint64_t)size;
-    return blk;
-}
-
 int acis_plan(const struct acis_call *c, const uint64_t *blocks, struct acis_plan *p)
 {
     int rank = c->cs->rank, size = c->cs->size, rc = 0;
-    uint64_t *known = known_blocks(c, size);
     memset(p, 0, sizeof *p);
     p->kind = (unsigned)c->kind;
     switch (acis_coll_blocking(c->coll)) {
@@ -202,23 +199,23 @@ int acis_plan(const struct acis_call *c, const uint64_t *blocks, struct acis_pla
     case ACIS_COLL_GATHER:
     case ACIS_COLL_ALLGATHER:
     case ACIS_COLL_ALLGATHERV:
-        if (!known)
-            rc = -1;
-        else
-            plan_gather(c, p, rank, size, c->kind == ACIS_K_ALLGATHER, known,
-                        c->coll == ACIS_COLL_ALLGATHERV || c->coll == ACIS_COLL_IALLGATHERV);
+        plan_gather(c, p, rank, size, c->kind == ACIS_K_ALLGATHER, NULL,
+                    c->coll == ACIS_COLL_ALLGATHERV || c->coll == ACIS_COLL_IALLGATHERV);
         break;
     case ACIS_COLL_GATHERV:
-        plan_gather(c, p, rank, size, 0, blocks, 1);
-        break;
-    case ACIS_COLL_SCATTER:
-        if (!known)
+        if (!blocks)
             rc = -1;
         else
-            plan_scatter(c, p, rank, size, known, 0);
+            plan_gather(c, p, rank, size, 0, blocks, 1);
+        break;
+    case ACIS_COLL_SCATTER:
+        plan_scatter(c, p, rank, size, NULL, 0);
         break;
     case ACIS_COLL_SCATTERV:
-        plan_scatter(c, p, rank, size, blocks, 1);
+        if (!blocks)
+            rc = -1;
+        else
+            plan_scatter(c, p, rank, size, blocks, 1);
         break;
     case ACIS_COLL_REDUCE_SCATTER:
     case ACIS_COLL_REDUCE_SCATTER_BLOCK:
@@ -227,7 +224,6 @@ int acis_plan(const struct acis_call *c, const uint64_t *blocks, struct acis_pla
     default:
         rc = -1;
     }
-    free(known);
     return rc;
 }
 

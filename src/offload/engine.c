@@ -49,7 +49,8 @@ void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k)
     uint32_t w = co->win.size, len;
     uint64_t pos = st->pos0 + k;
     if (!co->kept && !(co->kept = calloc(w, sizeof *co->kept)))
-        return;                         /* a member recovering would abort */
+        return;                         /* a member recovering would break the
+                                           communicator (recover.c) */
     struct acis_kept *e = &co->kept[pos % w];
     if (e->pkt && e->pos > pos)
         return;                         /* holds a later segment: this one is answered
