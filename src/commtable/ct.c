@@ -12,7 +12,11 @@
 #include "mpid/device.h"
 #include "util/util.h"
 
-enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_LOCAL_FAIL, F_LOST, F_COUNT };
+/* F_MY_WIN and F_MY_WIN_NEG (its complement) carry each member's own
+ * window: after the MAX both give the largest and the smallest, so every
+ * member sees alike whether all made their state for the same window. */
+enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_LOCAL_FAIL, F_LOST, F_MY_WIN, F_MY_WIN_NEG,
+       F_COUNT };
 
 /* Global ranks of comm's members, in comm rank order (local: groups). */
 static uint32_t *member_ranks(const struct acis_comm *cs)
@@ -84,7 +88,9 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     cs->granks = member_ranks(cs);     /* recovery asks members by global rank */
     mine[F_LOCAL_FAIL] = !cs->granks || !make_off(cs);
     mine[F_LOST] = (uint32_t)lost;
-    if (cs->rank == 0 && !lost && cs->granks) {
+    mine[F_MY_WIN] = acis_dev_info()->window;
+    mine[F_MY_WIN_NEG] = UINT32_MAX - mine[F_MY_WIN];
+    if (cs->rank == 0 && !lost && !mine[F_LOCAL_FAIL]) {
         uint32_t st = 0, ctx = 0, win = 0, pl = 0;
         acis_dev_lock();
         int rc = acis_dev_ct_create(cs->granks, (uint32_t)cs->size, &st, &ctx, &win, &pl);
@@ -102,7 +108,8 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
 
     uint32_t row = (all[F_CTX] & 0xffff) - 1;
     int ok = all[F_STATUS] == ACIS_ST_OK + 1 && !all[F_LOCAL_FAIL] && !all[F_LOST] &&
-             row < acis_ct.rows && all[F_WINDOW] == acis_dev_info()->window &&
+             row < acis_ct.rows && all[F_WINDOW] == all[F_MY_WIN] &&
+             UINT32_MAX - all[F_MY_WIN_NEG] == all[F_MY_WIN] &&
              all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
     if (!ok) {
         drop_off(cs);
@@ -124,16 +131,17 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
                      acis_reason_text(cs->refused));
         return cs->refused;
     }
+    if (cs->shadow == MPI_COMM_NULL && PMPI_Comm_dup(cs->comm, &cs->shadow) != MPI_SUCCESS)
+        cs->shadow = MPI_COMM_NULL;    /* errors are fatal in MPICH unless the user
+                                          changed the handler; then free as before */
+    acis_dev_lock();                   /* answers are delivered, and the peer service
+                                          finds cs->off by ctx, under the lock */
     cs->ctx = all[F_CTX];
     cs->window = all[F_WINDOW];
     cs->payload = all[F_PAYLOAD];
     cs->epoch = acis_ct.epoch;
     cs->boot = acis_dev_info()->boot;
     cs->state = ACIS_CT_READY;
-    if (cs->shadow == MPI_COMM_NULL && PMPI_Comm_dup(cs->comm, &cs->shadow) != MPI_SUCCESS)
-        cs->shadow = MPI_COMM_NULL;    /* errors are fatal in MPICH unless the user
-                                          changed the handler; then free as before */
-    acis_dev_lock();                   /* answers are delivered under the lock */
     acis_ct.by_row[row] = cs;
     acis_dev_unlock();
     ACIS_COUNT(comms_offloaded, 1);

@@ -200,11 +200,12 @@ uint32_t acis_shmsw_fit(uint32_t ranks, const struct acis_sw_opts *o, uint64_t r
     return buf >= ACIS_MIN_PAYLOAD ? (uint32_t)buf : 0;
 }
 
-/* Free bytes where shm_open puts segments; UINT64_MAX if unknown. */
+/* Free bytes where shm_open puts segments; UINT64_MAX if unknown or
+ * unlimited (a tmpfs without a size, ramfs: no blocks reported). */
 static uint64_t shm_room(void)
 {
     struct statvfs v;
-    if (statvfs("/dev/shm", &v) != 0)
+    if (statvfs("/dev/shm", &v) != 0 || v.f_blocks == 0)
         return UINT64_MAX;
     return (uint64_t)v.f_bavail * v.f_frsize;
 }
