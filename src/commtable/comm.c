@@ -18,8 +18,7 @@ struct acis_commtable_ctx acis_ct = { .keyval = MPI_KEYVAL_INVALID,
 static void destroy(struct acis_comm *cs)
 {
     acis_ct_release_row(cs);
-    if (cs->off && acis_ct.off_free)
-        acis_ct.off_free(cs->off);
+    acis_ct_drop_off(cs);
     if (cs->shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&cs->shadow);
     free(cs->granks);

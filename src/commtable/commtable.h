@@ -95,8 +95,10 @@ MPI_Comm acis_comm_handle(const struct acis_comm *cs);
  * every such communicator is gone (MPI_Finalize).  Not collective. */
 void acis_comm_reap(int wait);
 
-/* Inside this folder: give cs's row back (comm.c's delete callback). */
+/* Inside this folder: give cs's row back (comm.c's delete callback);
+ * free src/offload's state of cs, if any (a refused set-up, or the end). */
 void acis_ct_release_row(struct acis_comm *cs);
+void acis_ct_drop_off(struct acis_comm *cs);
 
 /* After PMPI_Init, with the number of switch table rows (0: no device) /
  * before PMPI_Finalize. */

@@ -55,7 +55,7 @@ static int make_off(struct acis_comm *cs)
     return acis_ct.off_new(cs, acis_dev_info()->window) == 0;
 }
 
-static void drop_off(struct acis_comm *cs)
+void acis_ct_drop_off(struct acis_comm *cs)
 {
     if (cs->off && acis_ct.off_free)
         acis_ct.off_free(cs->off);
@@ -112,7 +112,7 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
              UINT32_MAX - all[F_MY_WIN_NEG] == all[F_MY_WIN] &&
              all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
     if (!ok) {
-        drop_off(cs);
+        acis_ct_drop_off(cs);
         if (cs->rank == 0 && all[F_STATUS] == ACIS_ST_OK + 1) {
             acis_dev_lock();
             acis_dev_ct_free(all[F_CTX]);              /* someone else failed */

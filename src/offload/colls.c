@@ -56,23 +56,25 @@ static void plan_bcast(const struct acis_call *c, struct acis_plan *p, int rank)
     p->src = p->dst = run(c->rbuf, c->scount, c->stype);
 }
 
-/* Bytes of rank q's block: from the size exchange (blocks, gatherv and
- * scatterv), else what every rank knows alike. */
+/* Bytes of rank q's block when blocks differ: from the size exchange
+ * (blocks, gatherv and scatterv), else allgatherv's counts, which every
+ * rank has. */
 static uint64_t block_bytes(const struct acis_call *c, const uint64_t *blocks, int q)
 {
-    if (blocks)
-        return blocks[q];
-    if (acis_coll_blocking(c->coll) == ACIS_COLL_ALLGATHERV)
-        return packed(c->rcounts[q], c->rtype);
-    return c->bytes / (uint64_t)c->cs->size;
+    return blocks ? blocks[q] : packed(c->rcounts[q], c->rtype);
 }
 
 /* Where rank's block starts in the concatenation of size blocks (*off),
- * and the total (returned).  Needs no memory: a plan cannot fail on one
- * rank alone. */
+ * and the total (returned): arithmetic when every block is the same,
+ * else a sum.  Needs no memory: a plan cannot fail on one rank alone. */
 static uint64_t block_offset(const struct acis_call *c, const uint64_t *blocks, int rank,
                              int size, uint64_t *off)
 {
+    if (!blocks && acis_coll_blocking(c->coll) != ACIS_COLL_ALLGATHERV) {
+        uint64_t b = c->bytes / (uint64_t)size;
+        *off = (uint64_t)rank * b;
+        return (uint64_t)size * b;
+    }
     uint64_t total = 0;
     *off = 0;
     for (int q = 0; q < size; q++) {
