@@ -54,6 +54,16 @@ struct acis_chan_ops {
     int (*flush)(struct acis_chan *ch);
     /* Optional: the largest packet (header and payload) it carries. */
     uint32_t (*max_packet)(struct acis_chan *ch);
+    /* Optional, for a reliable channel whose switch publishes answers in
+     * place (the short path, acis_dev_post): post one data packet given
+     * as a decoded header and fill the ticket (ACIS_DEV_TICKET bytes) to
+     * wait on, 0, or -1 if the switch refused it; read the answer when it
+     * is there (1), else 0; sleep until it may be, or ms pass. */
+    int (*post)(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
+                void *ticket);
+    int (*ready)(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
+                 const uint8_t **payload);
+    void (*sleep)(struct acis_chan *ch, const void *ticket, int ms);
 };
 
 extern const struct acis_chan_ops acis_chan_udp;

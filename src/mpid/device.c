@@ -258,20 +258,57 @@ int acis_dev_silent(uint64_t idle_since_ns)
     return too_long(idle_ns(idle_since_ns));
 }
 
+/* How long a waiter silent for idle ns sleeps: 0 to spin on.  A
+ * millisecond at most: the waiter lets MPICH move between sleeps (a peer
+ * may need this rank's point-to-point progress), and another thread may
+ * take the packet this one sleeps for and not wake it
+ * (MPI_THREAD_MULTIPLE, the progress thread). */
+static int sleep_ms(uint64_t idle)
+{
+    if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
+        return 0;
+    uint64_t cap = 1, left_ms = acis_dev.ops->reliable ? cap
+                                                      : acis_dev.timeout_ms - idle / 1000000ull;
+    return left_ms > cap ? (int)cap : (int)left_ms + 1;
+}
+
 int acis_dev_wait(uint64_t idle_since_ns)
 {
     uint64_t idle = idle_ns(idle_since_ns);
-    int reliable = acis_dev.ops->reliable;
     if (too_long(idle))
         return -1;
-    if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
+    int ms = sleep_ms(idle);
+    return ms ? acis_dev_sleep(ms) : 0;
+}
+
+int acis_dev_can_post(void)
+{
+    return acis_dev.ops && acis_dev.ops->post;
+}
+
+int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_dev_ticket *t)
+{
+    if (acis_dev.ops->post(acis_dev.ch, h, payload, t) != 0)
+        return -1;
+    ACIS_COUNT(packets_sent, 1);
+    ACIS_COUNT(bytes_sent, ACIS_HDR_LEN + h->payload_len);
+    return 0;
+}
+
+int acis_dev_answer(const struct acis_dev_ticket *t, struct acis_hdr *a, const uint8_t **payload)
+{
+    if (!acis_dev.ops->ready(acis_dev.ch, t, a, payload))
         return 0;
-    /* Sleep a millisecond at most: the waiter lets MPICH move between
-     * sleeps (a peer may need this rank's point-to-point progress), and
-     * another thread may take the packet this one sleeps for and not wake
-     * it (MPI_THREAD_MULTIPLE, the progress thread). */
-    uint64_t cap = 1, left_ms = reliable ? cap : acis_dev.timeout_ms - idle / 1000000ull;
-    return acis_dev_sleep(left_ms > cap ? (int)cap : (int)left_ms + 1);
+    ACIS_COUNT(packets_received, 1);
+    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + a->payload_len);
+    return 1;
+}
+
+void acis_dev_wait_answer(const struct acis_dev_ticket *t, uint64_t idle_since_ns)
+{
+    int ms = sleep_ms(idle_ns(idle_since_ns));
+    if (ms)
+        acis_dev.ops->sleep(acis_dev.ch, t, ms);
 }
 
 int acis_dev_sleep(int ms)

@@ -91,6 +91,25 @@ uint32_t acis_dev_credit_cap(void);
  * buffers (verbs); at least 1. */
 uint32_t acis_dev_credits(uint32_t offered, int rcvbuf, int rx_packets, uint32_t payload);
 
+/* The short path (src/offload/short.c): on a channel that takes a packet
+ * as a decoded header and publishes its answer in place (shm), one data
+ * packet is posted and its answer read without the deliver function and
+ * without the channel's own list of posts.  acis_dev_can_post() says
+ * whether the channel has it; acis_dev_post() posts h (0, or -1 if the
+ * switch refused it: members disagree on the collective) and fills t;
+ * acis_dev_answer() is 1 with the answer (header, and its payload,
+ * valid until this process posts to the slot again) once it is there;
+ * acis_dev_wait_answer() spins or sleeps as acis_dev_wait() does.  The
+ * counters count these packets as any others. */
+#define ACIS_DEV_TICKET 128
+struct acis_dev_ticket {
+    _Alignas(8) unsigned char b[ACIS_DEV_TICKET];
+};
+int acis_dev_can_post(void);
+int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_dev_ticket *t);
+int acis_dev_answer(const struct acis_dev_ticket *t, struct acis_hdr *a, const uint8_t **payload);
+void acis_dev_wait_answer(const struct acis_dev_ticket *t, uint64_t idle_since_ns);
+
 /* Receive what has arrived, validate it, hand data answers to the
  * deliver function.  Returns packets delivered (0: nothing), -1 on a
  * channel error. */

@@ -256,6 +256,9 @@ int acis_offload_flat(struct acis_call *c)
 {
     if (acis_coll_form(c->coll) == ACIS_FORM_NONBLOCKING)
         return acis_nb_start(c);
+    int rc;
+    if (acis_short_run(c, &rc))
+        return rc;
     struct acis_exec x = { .c = *c };
     /* No acis_dev_release() here: measured, it doubled the 2-rank 8-byte
      * allreduce latency (14-18 us to 28-34 us, bench/lat), since it wakes

@@ -137,6 +137,15 @@ int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int
     return 0;
 }
 
+int acis_image_view(struct acis_image *im, const struct acis_buf *b, int wire)
+{
+    struct acis_dtinfo dt;
+    if (prepare(im, b, wire, &dt) != 0)
+        return -1;
+    im->p = in_place(b, &dt, wire);
+    return im->p ? 0 : -1;
+}
+
 int acis_image_out(struct acis_image *im, const struct acis_buf *b, int wire)
 {
     struct acis_dtinfo dt;

@@ -198,6 +198,9 @@ int acis_image_out(struct acis_image *im, const struct acis_buf *b, int wire);
 int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
                       MPI_Comm comm);
 void acis_image_free(struct acis_image *im);
+/* The image of b if it can be used where it is (nothing to pack or
+ * allocate): 0 with im filled, else -1. */
+int acis_image_view(struct acis_image *im, const struct acis_buf *b, int wire);
 
 /* How one call maps onto a stream: filled by a collective's plan. */
 struct acis_plan {
@@ -294,6 +297,14 @@ void acis_helper_stop(void);
  * hierarchy where it applies, else flat.  Returns an MPI error code. */
 int acis_offload_run(struct acis_call *c);
 int acis_offload_flat(struct acis_call *c);
+
+/* The short path (short.c): a blocking call of one segment whose buffers
+ * are used in place, on a channel that posts in place (acis_dev_post),
+ * while nothing else is in flight -- the same packet the engine would
+ * send, without the engine.  1 with *rc the call's result if it ran the
+ * call, 0 if the call takes the engine (nothing was touched).  Off with
+ * MPIR_CVAR_OFFLOAD_SHORT_PATH=off. */
+int acis_short_run(struct acis_call *c, int *rc);
 
 /* The node hierarchy (hier.c): its keyval (when acis_oc.hier), run c
  * hierarchically if it has a plan there (1, *rc set) or say it has not

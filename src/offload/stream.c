@@ -75,9 +75,9 @@ static void overlap(uint64_t a, uint64_t al, uint64_t b, uint64_t bl,
 }
 
 /* The packet of segment k (its slot is the segment's position modulo the
- * window; the round bit alternates between the slot's uses). */
-static void build(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
-                  uint8_t *hdr, const uint8_t **payload, uint32_t *len)
+ * window; the round bit alternates between the slot's uses), decoded. */
+static void fill(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
+                 struct acis_hdr *h, const uint8_t **payload, uint32_t *len)
 {
     uint64_t base = (uint64_t)k * s->seg_bytes;
     uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
@@ -88,7 +88,7 @@ static void build(const struct acis_stream *s, const struct acis_window *w, uint
     overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
     if (s->abstain)
         plen = 0;
-    struct acis_hdr h = {
+    *h = (struct acis_hdr){
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
         .opcode = ACIS_OPC(s->kind, s->alg), .op = s->op, .dtype = s->dtype,
         .flags = (uint16_t)(((pos / w->size) & 1 ? ACIS_F_ROUND : 0) |
@@ -101,6 +101,14 @@ static void build(const struct acis_stream *s, const struct acis_window *w, uint
     };
     *payload = plen ? s->src_buf + (plo - s->src_off) : NULL;
     *len = (uint32_t)plen;
+}
+
+/* The same, encoded into hdr (ACIS_HDR_LEN bytes). */
+static void build(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
+                  uint8_t *hdr, const uint8_t **payload, uint32_t *len)
+{
+    struct acis_hdr h;
+    fill(s, w, k, &h, payload, len);
     acis_hdr_encode(&h, hdr);
 }
 
@@ -110,17 +118,25 @@ void acis_stream_packet(const struct acis_stream *s, const struct acis_window *w
     build(s, w, k, hdr, payload, len);
 }
 
-void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
-                      const uint8_t **payload, uint32_t *len, uint64_t now)
+void acis_stream_next_hdr(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
+                          const uint8_t **payload, uint32_t *len, uint64_t now)
 {
     uint32_t k = s->next++, slot = slot_of(s, w, k);
-    build(s, w, k, hdr, payload, len);
+    fill(s, w, k, h, payload, len);
     w->busy[slot] = 1;
     w->owner[slot] = s;
     w->seg[slot] = k;
     w->sent_ns[slot] = now;
     w->tries[slot] = 0;
     w->busy_count++;
+}
+
+void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
+                      const uint8_t **payload, uint32_t *len, uint64_t now)
+{
+    struct acis_hdr h;
+    acis_stream_next_hdr(s, w, &h, payload, len, now);
+    acis_hdr_encode(&h, hdr);
 }
 
 int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint64_t rto_ns,

@@ -77,6 +77,11 @@ int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
                       const uint8_t **payload, uint32_t *len, uint64_t now);
 
+/* The same, the packet as a decoded header: for a channel that takes
+ * headers as they are (the short path, short.c). */
+void acis_stream_next_hdr(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
+                          const uint8_t **payload, uint32_t *len, uint64_t now);
+
 /* Build the packet of segment k (any k < nseg) without marking anything
  * and without its checksum (0; seal it before sending): for copies kept
  * for recovery, and for other members recovering. */

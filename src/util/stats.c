@@ -42,6 +42,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->helper_rounds = LOAD(h->helper_rounds);
     out->abstained = LOAD(h->abstained);
     out->recovery_failed = LOAD(h->recovery_failed);
+    out->short_path = LOAD(h->short_path);
 }
 
 void acis_stats_zero(void)
@@ -61,4 +62,5 @@ void acis_stats_zero(void)
     atomic_store(&h->bytes_received, 0);
     atomic_store(&h->packets_dropped, 0);
     atomic_store(&h->retransmits, 0);
+    atomic_store(&h->short_path, 0);
 }

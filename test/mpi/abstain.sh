@@ -11,7 +11,8 @@
 # (MPIR_CVAR_OFFLOAD_FAULT_NOMEM_SETUP): every member keeps that
 # communicator in MPICH, the others still offload (soak, compared with
 # MPICH).  Before, that state was made at the first collective and its
-# failure failed that call on one rank alone.
+# failure failed that call on one rank alone.  And a rank that abstains
+# while the other is on the short path.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_FAULT_NOMEM=0.1
 
@@ -36,6 +37,23 @@ for dev in shm udp; do
             --counts=0,1,1000,5000
     done
 done
+
+# Only rank 0 runs out of memory: rank 1 takes the short path (shm), and
+# an abstention reaches it there as on the engine's path.
+note "coll_check, shm, 2 ranks, rank 0 abstains in 10 % of calls, rank 1 on the short path"
+unset MPIR_CVAR_OFFLOAD_FAULT_NOMEM
+args="--matrix=quick --may-redo --offload=$ALL --offload-nb=$ALL --counts=0,1,1000"
+MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_FAULT_SEED=7 \
+    timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "$MPIEXEC" \
+    -n 1 env MPIR_CVAR_OFFLOAD_FAULT_NOMEM=0.1 "$TESTS_DIR/coll_check" $args : \
+    -n 1 "$TESTS_DIR/coll_check" $args >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+cat "$TMPD/out"
+[ $rc = 0 ] || { tail -20 "$TMPD/err"; fail "one rank abstaining"; }
+grep -q ' 0 failures' "$TMPD/out" || fail "one rank abstaining: wrong results"
+grep -q ' 0 abstained' "$TMPD/out" && fail "one rank abstaining: nothing abstained"
+grep -q ' 0 redone' "$TMPD/out" && fail "one rank abstaining: nothing redone"
+grep -q ', 0 on the short path' "$TMPD/out" && fail "one rank abstaining: no short path"
 
 # Seed 5 at 4 ranks refuses MPI_COMM_WORLD and the reversed communicator
 # and keeps the dup: part of the calls offloaded, part not.

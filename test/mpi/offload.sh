@@ -5,7 +5,8 @@
 # ranks (more than cores), the segmentation sizes up to 64 MiB at 2 and 4
 # ranks with the switch's counters, a tiny packet and window to stress
 # flow control, eager table set-up, and a full communicator table; on
-# both channels, shm and udp.  --offloaded names the communicators that
+# both channels, shm and udp; on shm with the short path for one-segment
+# calls (counted) and without it.  --offloaded names the communicators that
 # must have a switch row (from acis_comm_offloaded): a library that
 # refused them all fails.
 . "${top_srcdir:-.}/test/mpi/common.sh"
@@ -18,7 +19,19 @@ export MPIR_CVAR_OFFLOAD=on
 for dev in shm udp; do
     export MPIR_CVAR_OFFLOAD_DEVICE=$dev
     note "$dev: 2 ranks, every op and datatype"
-    run_mpi 2 "$TESTS_DIR/coll_check" $OFF $W2 || fail "$dev: 2 ranks, full matrix"
+    run_mpi 2 "$TESTS_DIR/coll_check" $OFF $W2 >"$TMPD/out" 2>&1 ||
+        { cat "$TMPD/out"; fail "$dev: 2 ranks, full matrix"; }
+    cat "$TMPD/out"
+    # one-segment blocking calls with buffers used in place take the short
+    # path on shm (beside ranks whose datatypes must be packed), never on udp
+    if [ $dev = shm ]; then
+        grep -q ', [1-9][0-9]* on the short path' "$TMPD/out" || fail "shm: no short path"
+        note "shm: 2 ranks, every op and datatype, short path off"
+        MPIR_CVAR_OFFLOAD_SHORT_PATH=0 run_mpi 2 "$TESTS_DIR/coll_check" $OFF $W2 \
+            >"$TMPD/out" 2>&1 || { cat "$TMPD/out"; fail "shm: short path off"; }
+        cat "$TMPD/out"
+    fi
+    grep -q ', 0 on the short path' "$TMPD/out" || { cat "$TMPD/out"; fail "$dev: short path"; }
     note "$dev: 4 ranks, every op and datatype for Allreduce, Reduce, Reduce_scatter_block, Scan"
     run_mpi 4 "$TESTS_DIR/coll_check" $OFF --colls=allreduce,reduce,reduce_scatter_block,scan \
         --counts=0,1,1000 $W4 ||

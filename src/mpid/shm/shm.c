@@ -110,6 +110,9 @@ static int shm_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *le
     return n;
 }
 
+static int shm_ready(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
+                     const uint8_t **payload);
+
 static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
 {
     int got = 0;
@@ -117,9 +120,7 @@ static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
     for (uint32_t i = 0; i < ch->nout; i++) {
         struct acis_hdr a;
         const uint8_t *payload;
-        if (acis_shmsw_ready(ch->sw, &ch->out[i], &a, &payload)) {
-            if ((a.flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR)
-                refused(ch, &a, "found members' packets of a segment disagreeing");
+        if (shm_ready(ch, &ch->out[i], &a, &payload)) {
             fn(arg, &a, payload);
             got++;
         } else {
@@ -145,6 +146,34 @@ static int shm_wait(struct acis_chan *ch, int timeout_ms)
     return 1;
 }
 
+_Static_assert(sizeof(struct acis_shm_wait) <= ACIS_DEV_TICKET,
+               "a shared-memory wait fits the device's ticket");
+
+/* The short path: the post, without the list of posts poll() goes over. */
+static int shm_post(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
+                    void *ticket)
+{
+    if (acis_shmsw_post(ch->sw, h, payload, ticket) == 0)
+        return 0;
+    refused(ch, h, "refused a packet");
+    return -1;
+}
+
+static int shm_ready(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
+                     const uint8_t **payload)
+{
+    if (!acis_shmsw_ready(ch->sw, ticket, a, payload))
+        return 0;
+    if ((a->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR)
+        refused(ch, a, "found members' packets of a segment disagreeing");
+    return 1;
+}
+
+static void shm_sleep(struct acis_chan *ch, const void *ticket, int ms)
+{
+    acis_shmsw_sleep(ch->sw, ticket, ms);
+}
+
 static int shm_fd(struct acis_chan *ch)
 {
     (void)ch;
@@ -168,4 +197,5 @@ const struct acis_chan_ops acis_chan_shm = {
     .name = "shm", .sealed = 0, .reliable = 1, .open = shm_open_, .attach = shm_attach,
     .send = shm_send, .recv = shm_recv, .wait = shm_wait, .fd = shm_fd,
     .rcvbuf = shm_rcvbuf, .close = shm_close, .poll = shm_poll,
+    .post = shm_post, .ready = shm_ready, .sleep = shm_sleep,
 };

@@ -1,0 +1,124 @@
+/* short.c -- the short path of the commonest call: a blocking collective
+ * of one segment whose buffers are used where they are, on the
+ * shared-memory switch, while no other collective is in flight.  It takes
+ * the sequence number and slot position the engine would give it and
+ * builds the same packet with the same packetizer, then posts it straight
+ * to the switch and reads the answer where the switch published it: no
+ * operation lists, no packet encoding and decoding, no channel queue.
+ * Since the packet is the same, members on the short path and members on
+ * the engine's (a rank whose datatype must be packed) serve one
+ * collective together.  Anything else takes the engine (exec.c). */
+#include "config.h"
+
+#include <string.h>
+
+#include "commtable/commtable.h"
+#include "mpid/device.h"
+#include "offload/offload.h"
+#include "util/util.h"
+
+/* The call's plan and its buffers as images, if the call qualifies. */
+static int qualifies(const struct acis_call *c, struct acis_plan *p, struct acis_image *src,
+                     struct acis_image *dst)
+{
+    uint64_t mine;
+    if (!ACIS_CV(OFFLOAD_SHORT_PATH) || !acis_dev_can_post() || ACIS_CV(OFFLOAD_FAULT_NOMEM) ||
+        acis_coll_form(c->coll) != ACIS_FORM_BLOCKING || acis_plan_needs_sizes(c, &mine) ||
+        acis_plan(c, NULL, p) != 0 || p->copy_src ||
+        p->total > acis_seg_bytes(c->cs->payload, p->kind, p->dtype))
+        return 0;
+    memset(src, 0, sizeof *src);
+    memset(dst, 0, sizeof *dst);
+    return (!p->has_src || acis_image_view(src, &p->src, p->wire) == 0) &&
+           (!p->has_dst || acis_image_view(dst, &p->dst, p->wire) == 0);
+}
+
+/* Give the slot back when no good answer came (members disagreed). */
+static void release(struct acis_coff *co, const struct acis_stream *st)
+{
+    struct acis_window *w = &co->win;
+    uint32_t slot = (uint32_t)(st->pos0 % w->size);
+    if (w->busy[slot] && w->owner[slot] == st) {
+        w->busy[slot] = 0;
+        w->owner[slot] = NULL;
+        w->busy_count--;
+    }
+}
+
+int acis_short_run(struct acis_call *c, int *rc)
+{
+    struct acis_plan p;
+    struct acis_image src, dst;
+    if (!qualifies(c, &p, &src, &dst))
+        return 0;
+    struct acis_comm *cs = c->cs;
+    struct acis_coff *co = cs->off;
+    struct acis_stream st = {
+        .kind = (uint8_t)p.kind, .alg = (uint8_t)p.alg, .op = (uint8_t)p.op,
+        .dtype = (uint8_t)p.dtype, .root = p.root, .total = p.total,
+        .src_buf = src.p, .src_off = p.src_off, .src_len = p.has_src ? src.len : 0,
+        .dst_buf = dst.p, .dst_off = p.dst_off, .dst_len = p.has_dst ? dst.len : 0,
+    };
+    struct acis_hdr h, a;
+    struct acis_dev_ticket t;
+    const uint8_t *pl, *answer;
+    uint32_t len;
+
+    /* Nothing in flight anywhere: no other collective waits for this
+     * process to move it, and every slot of the row is free. */
+    acis_dev_lock();
+    if (cs->state != ACIS_CT_READY || !co || acis_oc.active || acis_oc.fixing ||
+        acis_comm_lost(cs)) {
+        acis_dev_unlock();
+        return 0;
+    }
+    st.ctx = cs->ctx;
+    st.seq = ++co->seq;
+    st.src = (uint32_t)acis_oc.world_rank;
+    st.job_key = acis_oc.job_key;
+    st.seg_bytes = acis_seg_bytes(cs->payload, st.kind, st.dtype);
+    acis_stream_start(&st, &co->win);
+    acis_stream_next_hdr(&st, &co->win, &h, &pl, &len, 0);
+    int posted = acis_dev_post(&h, pl, &t);
+    acis_dev_unlock();
+    if (posted != 0)
+        goto refused;
+
+    /* Under MPI_THREAD_MULTIPLE another thread may start collectives
+     * meanwhile: move them too, as the engine's wait would. */
+    int others = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
+    uint64_t idle = acis_now_ns(), poked = idle;
+    for (;;) {
+        acis_dev_lock();
+        int got = acis_dev_answer(&t, &a, &answer);
+        int taken = got ? acis_stream_answer(&st, &co->win, &a, answer) : 0;
+        acis_dev_unlock();
+        if (got && taken != 0)
+            goto refused;
+        if (got)
+            break;
+        if (others)
+            acis_engine_progress();
+        acis_mpich_poke(&poked);
+        acis_dev_wait_answer(&t, idle);
+    }
+    if (st.refused) {                   /* a member abstained: all redo it in MPICH */
+        ACIS_COUNT(redone, 1);
+        acis_redo_drain(cs);
+        *rc = acis_call_pmpi(c);
+        return 1;
+    }
+    ACIS_COUNT(short_path, 1);
+    *rc = MPI_SUCCESS;
+    return 1;
+
+refused:
+    /* The switch refused the packet or its answer: the members called
+     * different collectives (the channel said which).  The engine would
+     * wait forever; this call fails instead. */
+    acis_dev_lock();
+    release(co, &st);
+    acis_dev_unlock();
+    *rc = acis_raise(c->comm, MPI_ERR_INTERN);
+    return 1;
+}
