@@ -74,9 +74,11 @@ struct acis_host_stats {
                                               not take part in (no memory after
                                               the decision): it sent no data and
                                               every member redid the call in MPICH */
-    uint64_t short_path;                   /* offloaded calls that took the short
-                                              path (one segment posted straight to
-                                              the shared-memory switch) */
+    uint64_t short_path;                   /* offloaded calls completed on the
+                                              short path (one segment posted
+                                              straight to the shared-memory
+                                              switch; one redone in MPICH after
+                                              an abstention counts as redone) */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -412,6 +412,8 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         snprintf(why, whylen, "cannot attach to switch port %u", acis_dev.info.port);
         goto fail;
     }
+    if (acis_dev.embedded)
+        acis_udpsw_set_home(acis_dev.embedded, acis_dev.info.port);
     uint32_t most = acis_dev.ops->max_packet ? acis_dev.ops->max_packet(acis_dev.ch) : 0;
     if (most && ACIS_HDR_LEN + acis_dev.info.max_payload > most) {
         snprintf(why, whylen, "the switch's %u-byte packets do not fit this channel's %u "
@@ -564,5 +566,11 @@ void acis_dev_embed_stop(void)
 void acis_dev_release(void)
 {
     if (acis_dev.embedded)
+        acis_udpsw_release(acis_dev.embedded);
+}
+
+void acis_dev_leave(void)
+{
+    if (acis_dev.embedded && acis_udpsw_serves_others(acis_dev.embedded))
         acis_udpsw_release(acis_dev.embedded);
 }

@@ -150,6 +150,12 @@ void acis_dev_embed_stop(void);
 /* This process stops driving its embedded switch for now (it returns to
  * the application with collectives in flight): wake the switch's thread. */
 void acis_dev_release(void);
+/* A blocking call is over: if the embedded switch this process hosts
+ * serves communicators it is not a member of, hand the switch back to its
+ * thread now (acis_dev_release) -- their members would otherwise wait
+ * for the hand-off delay whenever this process leaves acis.  Free when
+ * every row has this process (one atomic load). */
+void acis_dev_leave(void);
 
 /* ------------------------------------------------------------ peers
  * Recovery after a switch failure (peer.c): every process runs a service

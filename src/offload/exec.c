@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpid/device.h"
 #include "offload/offload.h"
 #include "util/util.h"
 
@@ -260,9 +261,11 @@ int acis_offload_flat(struct acis_call *c)
     if (acis_short_run(c, &rc))
         return rc;
     struct acis_exec x = { .c = *c };
-    /* No acis_dev_release() here: measured, it doubled the 2-rank 8-byte
-     * allreduce latency (14-18 us to 28-34 us, bench/lat), since it wakes
-     * the switch thread on every call.  Releasing only when a row lacks
-     * this rank needs the switch to say so (docs/reliability.md). */
-    return acis_exec_run(&x);
+    rc = acis_exec_run(&x);
+    /* Not acis_dev_release() on every call: measured, it doubled the
+     * 2-rank 8-byte allreduce latency (14-18 us to 28-34 us, bench/lat),
+     * since it wakes the switch thread each time.  Only when a row lacks
+     * this rank: its members need the switch while we are away. */
+    acis_dev_leave();
+    return rc;
 }

@@ -149,6 +149,8 @@ static int poll_fn(void *state, MPI_Status *status)
         advance(x, 0);
         if (!acis_exec_complete(x))
             acis_mpich_poke(&x->poked);  /* MPI_Wait calls only this function */
+        else
+            acis_dev_leave();            /* back to the application */
     }
     return MPI_SUCCESS;
 }
@@ -165,6 +167,7 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
             advance(x, 1);
         }
     }
+    acis_dev_leave();                        /* back to the application */
     return MPI_SUCCESS;
 }
 

@@ -113,11 +113,17 @@ int acis_short_run(struct acis_call *c, int *rc)
     return 1;
 
 refused:
-    /* The switch refused the packet or its answer: the members called
-     * different collectives (the channel said which).  The engine would
-     * wait forever; this call fails instead. */
+    /* The switch refused the packet, or answered that the members' packets
+     * disagree: they called different collectives (the channel said
+     * which).  The engine would wait forever; here the communicator
+     * breaks on this rank (the switch's slot is out of step now) and the
+     * call fails, as every later one acis would offload on it. */
     acis_dev_lock();
     release(co, &st);
+    if (cs->state == ACIS_CT_READY) {
+        cs->state = ACIS_CT_BROKEN;
+        cs->refused = ACIS_REASON_BROKEN;
+    }
     acis_dev_unlock();
     *rc = acis_raise(c->comm, MPI_ERR_INTERN);
     return 1;

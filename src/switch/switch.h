@@ -74,6 +74,9 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
 /* Copy the counters (ACIS_SWC_COUNT values, enum acis_switch_counter). */
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);
 
+/* Rows in use that port is not a member of (O(tables)). */
+uint32_t acis_sw_rows_without(const struct acis_sw *sw, uint32_t port);
+
 /* What one communicator table row of `members` costs a switch built with
  * o (acis-info): its window, the bytes of its state (maps, bitmaps,
  * per-member answer ranges), of its aggregation buffers, and of those at
@@ -158,6 +161,11 @@ int acis_udpsw_start(struct acis_udpsw *u, int spin);
 void acis_udpsw_stop(struct acis_udpsw *u);
 int acis_udpsw_drive(struct acis_udpsw *u);
 void acis_udpsw_release(struct acis_udpsw *u);
+/* The port of the process that hosts the switch, once it joined; from
+ * then on acis_udpsw_serves_others() says whether some row lacks it (its
+ * members need the switch while that process is away from acis). */
+void acis_udpsw_set_home(struct acis_udpsw *u, uint32_t port);
+int acis_udpsw_serves_others(const struct acis_udpsw *u);
 int acis_udpsw_fd(const struct acis_udpsw *u);
 
 /* -------------------------------------------------------- verbs switch

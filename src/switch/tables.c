@@ -43,6 +43,16 @@ static void slot_free_mem(struct sw_slot *s, uint32_t members)
     memset(s, 0, sizeof *s);
 }
 
+uint32_t acis_sw_rows_without(const struct acis_sw *sw, uint32_t port)
+{
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < sw->o.tables; r++) {
+        const struct sw_ct *ct = &sw->cts[r];
+        n += ct->in_use && (port >= sw->o.ports || ct->port_rank[port] == SW_NONE);
+    }
+    return n;
+}
+
 /* Bytes of aggregation buffers a row holds (counted in buffer_bytes). */
 static uint64_t row_bytes(const struct acis_sw *sw, const struct sw_ct *ct)
 {

@@ -53,6 +53,8 @@ struct acis_udpsw {
     volatile int stop;
     pthread_mutex_t core_lock;    /* the thread or a driver, not both */
     _Atomic uint64_t last_drive;  /* when a driver last polled us */
+    uint32_t home;                /* the hosting process's port (SW_NONE) */
+    atomic_int others;            /* rows without it (after each control packet) */
     struct acis_fault fault;      /* injected on port sends (tests) */
 };
 
@@ -177,6 +179,7 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     }
     u->o = *o;
     u->svc = u->epfd = u->stopfd = u->wakefd = -1;
+    u->home = SW_NONE;
     pthread_mutex_init(&u->core_lock, NULL);
     acis_fault_init(&u->fault, &o->faults, o->fault_seed);
     u->bufs = sw_alloc(BATCH * rx_stride(u));
@@ -278,6 +281,9 @@ static int drain(struct acis_udpsw *u)
             if (port == SW_NONE || sw_is_hello(pkt, len))
                 port = ACIS_PORT_SERVICE;
             acis_sw_input(u->core, port, &u->peers[i], pkt, len);
+            if (len >= ACIS_HDR_LEN && ACIS_OPC_KIND(pkt[5]) >= ACIS_K_HELLO)
+                atomic_store(&u->others, u->home != SW_NONE &&
+                                         acis_sw_rows_without(u->core, u->home) > 0);
         }
         total += n > 0 ? n : 0;
     } while (n == BATCH && ++rounds < FAIR_BATCHES);
@@ -344,6 +350,19 @@ void acis_udpsw_release(struct acis_udpsw *u)
     atomic_store(&u->last_drive, 0);
     if (u->running && write(u->wakefd, &one, sizeof one) < 0)
         return;                                 /* the thread will see it within 2 ms */
+}
+
+void acis_udpsw_set_home(struct acis_udpsw *u, uint32_t port)
+{
+    pthread_mutex_lock(&u->core_lock);
+    u->home = port;
+    atomic_store(&u->others, acis_sw_rows_without(u->core, port) > 0);
+    pthread_mutex_unlock(&u->core_lock);
+}
+
+int acis_udpsw_serves_others(const struct acis_udpsw *u)
+{
+    return atomic_load_explicit(&u->others, memory_order_relaxed);
 }
 
 int acis_udpsw_fd(const struct acis_udpsw *u)

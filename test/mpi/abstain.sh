@@ -16,17 +16,20 @@
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_FAULT_NOMEM=0.1
 
+verdict() {  # verdict WHAT RC: coll_check's $TMPD/out right, abstentions seen
+    cat "$TMPD/out"
+    [ "$2" = 0 ] || { tail -20 "$TMPD/err"; fail "$1"; }
+    grep -q ' 0 failures' "$TMPD/out" || fail "$1: wrong results"
+    grep -q ' 0 abstained' "$TMPD/out" && fail "$1: nothing abstained"
+    grep -q ' 0 redone' "$TMPD/out" && fail "$1: nothing redone"
+    return 0
+}
+
 check() {    # check WHAT NP ARGS...: coll_check; right, and abstentions seen
     what=$1 np=$2
     shift 2
     run_mpi $np "$TESTS_DIR/coll_check" --matrix=quick --may-redo "$@" >"$TMPD/out" 2>"$TMPD/err"
-    rc=$?
-    cat "$TMPD/out"
-    [ $rc = 0 ] || { tail -20 "$TMPD/err"; fail "$what"; }
-    grep -q ' 0 failures' "$TMPD/out" || fail "$what: wrong results"
-    grep -q ' 0 abstained' "$TMPD/out" && fail "$what: nothing abstained"
-    grep -q ' 0 redone' "$TMPD/out" && fail "$what: nothing redone"
-    return 0
+    verdict "$what" $?
 }
 
 for dev in shm udp; do
@@ -47,12 +50,7 @@ MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_FAULT_SEED=7 \
     timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "$MPIEXEC" \
     -n 1 env MPIR_CVAR_OFFLOAD_FAULT_NOMEM=0.1 "$TESTS_DIR/coll_check" $args : \
     -n 1 "$TESTS_DIR/coll_check" $args >"$TMPD/out" 2>"$TMPD/err"
-rc=$?
-cat "$TMPD/out"
-[ $rc = 0 ] || { tail -20 "$TMPD/err"; fail "one rank abstaining"; }
-grep -q ' 0 failures' "$TMPD/out" || fail "one rank abstaining: wrong results"
-grep -q ' 0 abstained' "$TMPD/out" && fail "one rank abstaining: nothing abstained"
-grep -q ' 0 redone' "$TMPD/out" && fail "one rank abstaining: nothing redone"
+verdict "one rank abstaining" $?
 grep -q ', 0 on the short path' "$TMPD/out" && fail "one rank abstaining: no short path"
 
 # Seed 5 at 4 ranks refuses MPI_COMM_WORLD and the reversed communicator

@@ -244,6 +244,15 @@ START_TEST(several_comms_at_once)
     ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 3);
     ck_assert_uint_gt(S->c[ACIS_SWC_seg_reduce], 0);
     ck_assert_uint_gt(S->c[ACIS_SWC_seg_bcast], 0);
+    /* rows a host is not in (the embedded switch's host hands off for
+     * them): host 0 is in all three, host 1 not in the even one, host 11
+     * only in world; a port out of range is in none */
+    ck_assert_uint_eq(acis_sw_rows_without(S->sw, S->hosts[0].port), 0);
+    ck_assert_uint_eq(acis_sw_rows_without(S->sw, S->hosts[1].port), 1);
+    ck_assert_uint_eq(acis_sw_rows_without(S->sw, S->hosts[11].port), 2);
+    ck_assert_uint_eq(acis_sw_rows_without(S->sw, 1u << 30), 3);
+    ck_assert_uint_eq(sim_ct_free(S, c), ACIS_ST_OK);
+    ck_assert_uint_eq(acis_sw_rows_without(S->sw, S->hosts[11].port), 1);
     comm_free(a);
     comm_free(b);
     comm_free(c);

@@ -110,8 +110,8 @@ static int shm_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *le
     return n;
 }
 
-static int shm_ready(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
-                     const uint8_t **payload);
+static int answer(struct acis_chan *ch, const struct acis_shm_wait *w, struct acis_hdr *a,
+                  const uint8_t **payload);
 
 static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
 {
@@ -120,7 +120,7 @@ static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
     for (uint32_t i = 0; i < ch->nout; i++) {
         struct acis_hdr a;
         const uint8_t *payload;
-        if (shm_ready(ch, &ch->out[i], &a, &payload)) {
+        if (answer(ch, &ch->out[i], &a, &payload)) {
             fn(arg, &a, payload);
             got++;
         } else {
@@ -149,29 +149,44 @@ static int shm_wait(struct acis_chan *ch, int timeout_ms)
 _Static_assert(sizeof(struct acis_shm_wait) <= ACIS_DEV_TICKET,
                "a shared-memory wait fits the device's ticket");
 
-/* The short path: the post, without the list of posts poll() goes over. */
+/* The short path: the post, without the list of posts poll() goes over.
+ * The ticket is the device's bytes: the wait is copied in and out. */
 static int shm_post(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
                     void *ticket)
 {
-    if (acis_shmsw_post(ch->sw, h, payload, ticket) == 0)
+    struct acis_shm_wait w;
+    if (acis_shmsw_post(ch->sw, h, payload, &w) == 0) {
+        memcpy(ticket, &w, sizeof w);
         return 0;
+    }
     refused(ch, h, "refused a packet");
     return -1;
 }
 
-static int shm_ready(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
-                     const uint8_t **payload)
+/* An answer of w, reported when members disagreed. */
+static int answer(struct acis_chan *ch, const struct acis_shm_wait *w, struct acis_hdr *a,
+                  const uint8_t **payload)
 {
-    if (!acis_shmsw_ready(ch->sw, ticket, a, payload))
+    if (!acis_shmsw_ready(ch->sw, w, a, payload))
         return 0;
     if ((a->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR)
         refused(ch, a, "found members' packets of a segment disagreeing");
     return 1;
 }
 
+static int shm_ready(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
+                     const uint8_t **payload)
+{
+    struct acis_shm_wait w;
+    memcpy(&w, ticket, sizeof w);
+    return answer(ch, &w, a, payload);
+}
+
 static void shm_sleep(struct acis_chan *ch, const void *ticket, int ms)
 {
-    acis_shmsw_sleep(ch->sw, ticket, ms);
+    struct acis_shm_wait w;
+    memcpy(&w, ticket, sizeof w);
+    acis_shmsw_sleep(ch->sw, &w, ms);
 }
 
 static int shm_fd(struct acis_chan *ch)
