@@ -303,7 +303,7 @@ int acis_offload_flat(struct acis_call *c);
  * while nothing else is in flight -- the same packet the engine would
  * send, without the engine.  1 with *rc the call's result if it ran the
  * call, 0 if the call takes the engine (nothing was touched).  Off with
- * MPIR_CVAR_OFFLOAD_SHORT_PATH=off. */
+ * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
 
 /* The node hierarchy (hier.c): its keyval (when acis_oc.hier), run c
