@@ -33,18 +33,6 @@ static int qualifies(const struct acis_call *c, struct acis_plan *p, struct acis
            (!p->has_dst || acis_image_view(dst, &p->dst, p->wire) == 0);
 }
 
-/* Give the slot back when no good answer came (members disagreed). */
-static void release(struct acis_coff *co, const struct acis_stream *st)
-{
-    struct acis_window *w = &co->win;
-    uint32_t slot = (uint32_t)(st->pos0 % w->size);
-    if (w->busy[slot] && w->owner[slot] == st) {
-        w->busy[slot] = 0;
-        w->owner[slot] = NULL;
-        w->busy_count--;
-    }
-}
-
 int acis_short_run(struct acis_call *c, int *rc)
 {
     struct acis_plan p;
@@ -119,7 +107,7 @@ refused:
      * breaks on this rank (the switch's slot is out of step now) and the
      * call fails, as every later one acis would offload on it. */
     acis_dev_lock();
-    release(co, &st);
+    acis_stream_release(&st, &co->win, 0);
     if (cs->state == ACIS_CT_READY) {
         cs->state = ACIS_CT_BROKEN;
         cs->refused = ACIS_REASON_BROKEN;

@@ -60,6 +60,14 @@ static uint32_t slot_of(const struct acis_stream *s, const struct acis_window *w
     return (uint32_t)((s->pos0 + k) % w->size);
 }
 
+/* The slot no longer waits for an answer. */
+static void free_slot(struct acis_window *w, uint32_t slot)
+{
+    w->busy[slot] = 0;
+    w->owner[slot] = NULL;
+    w->busy_count--;
+}
+
 int acis_stream_can_send(const struct acis_stream *s, const struct acis_window *w)
 {
     return s->next < s->nseg && !w->busy[slot_of(s, w, s->next)];
@@ -191,8 +199,13 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
         memcpy(s->dst_buf + (rlo - s->dst_off), payload, rlen);
 answered:
     s->answered++;
-    w->busy[h->slot] = 0;
-    w->owner[h->slot] = NULL;
-    w->busy_count--;
+    free_slot(w, h->slot);
     return 0;
+}
+
+void acis_stream_release(const struct acis_stream *s, struct acis_window *w, uint32_t k)
+{
+    uint32_t slot = slot_of(s, w, k);
+    if (w->busy[slot] && w->owner[slot] == s && w->seg[slot] == k)
+        free_slot(w, slot);
 }

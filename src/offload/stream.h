@@ -112,6 +112,10 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload);
 
+/* Give back segment k's slot if it still waits for k's answer (the
+ * answer will not come: the switch refused the packet). */
+void acis_stream_release(const struct acis_stream *s, struct acis_window *w, uint32_t k);
+
 static inline int acis_stream_finished(const struct acis_stream *s)
 {
     return s->answered == s->nseg;

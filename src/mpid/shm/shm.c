@@ -110,8 +110,16 @@ static int shm_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *le
     return n;
 }
 
+/* An answer of w, reported when members disagreed. */
 static int answer(struct acis_chan *ch, const struct acis_shm_wait *w, struct acis_hdr *a,
-                  const uint8_t **payload);
+                  const uint8_t **payload)
+{
+    if (!acis_shmsw_ready(ch->sw, w, a, payload))
+        return 0;
+    if ((a->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR)
+        refused(ch, a, "found members' packets of a segment disagreeing");
+    return 1;
+}
 
 static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
 {
@@ -161,17 +169,6 @@ static int shm_post(struct acis_chan *ch, const struct acis_hdr *h, const uint8_
     }
     refused(ch, h, "refused a packet");
     return -1;
-}
-
-/* An answer of w, reported when members disagreed. */
-static int answer(struct acis_chan *ch, const struct acis_shm_wait *w, struct acis_hdr *a,
-                  const uint8_t **payload)
-{
-    if (!acis_shmsw_ready(ch->sw, w, a, payload))
-        return 0;
-    if ((a->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR)
-        refused(ch, a, "found members' packets of a segment disagreeing");
-    return 1;
 }
 
 static int shm_ready(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
