@@ -55,7 +55,11 @@ enum acis_kind {
     ACIS_K_BYE = 24,          /* host -> switch: release my port */
     /* between hosts, after a switch failure (recovery) */
     ACIS_K_PEER_ASK = 25,     /* host -> host: your packet of a segment, please */
-    ACIS_K_LAST = ACIS_K_PEER_ASK
+    /* between switches of a fabric (child -> parent: up; parent -> child: down) */
+    ACIS_K_LINK_JOIN = 26,    /* up: rank src of job_key is below me */
+    ACIS_K_LINK_LEAVE = 27,   /* up: rank src left */
+    ACIS_K_CT_INSTALL = 28,   /* down: hold row ctx for these members */
+    ACIS_K_LAST = ACIS_K_CT_INSTALL
 };
 
 /* Algorithm bits.  FLAT: every member sends one packet per segment and gets
@@ -171,11 +175,19 @@ enum acis_wire_err {
  * u32 global ranks in communicator rank order. */
 #define ACIS_CT_CREATE_MAX ((ACIS_MAX_PAYLOAD - 4) / 4)
 
-/* CT_REPLY: header.seq echoes; payload u32 status, ctx, window, max_payload */
+/* CT_REPLY: header.seq echoes, header.root is the requester's global rank
+ * (a fabric routes the answer down by it); payload u32 status, ctx, window,
+ * max_payload */
 #define ACIS_CT_REPLY_LEN 16
 
-/* CT_FREE: header.ctx; CT_FREED: header.ctx, payload u32 status */
+/* CT_FREE: header.ctx; CT_FREED: header.ctx, header.root as in CT_REPLY,
+ * payload u32 status.  Down a fabric, CT_FREE drops the row ctx. */
 #define ACIS_STATUS_LEN 4
+
+/* LINK_JOIN: header.src = global rank, header.job_key; payload: */
+#define ACIS_LINK_JOIN_LEN 4     /* u32 world_size */
+/* LINK_LEAVE: header.src, header.job_key, no payload.  CT_INSTALL:
+ * header.ctx, header.job_key, payload as CT_CREATE's. */
 
 /* Status codes of WELCOME, CT_REPLY and CT_FREED. */
 enum acis_status {
@@ -231,7 +243,10 @@ enum acis_status {
     X(repeats, "answers sent again for repeated packets")                    \
     X(drop_stale, "dropped: a segment older than the slot's last two")      \
     X(pending, "repeats of waiting segments answered 'pending'")            \
-    X(abstained, "segments answered with an error: a member abstained")
+    X(abstained, "segments answered with an error: a member abstained")     \
+    X(link_up, "segments sent up to the parent switch, combined")            \
+    X(link_down, "answers from the parent switch passed down")               \
+    X(link_control, "control messages to or from linked switches")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,

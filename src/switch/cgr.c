@@ -33,12 +33,31 @@
 
 #include "sw.h"
 
-/* Does the piece (seg_offset, payload_len) of member rank fit the
- * collective?  base/len describe the segment, placed what VAR gathers
- * have put in it already. */
-static int piece_ok(const struct sw_ct *ct, unsigned kind, unsigned alg, uint32_t rank,
+/* The piece of a switch below: its children's pieces combined -- the whole
+ * segment for a reduction, the root's whole segment or nothing for bcast
+ * and scatter, a span of the segment for the gathers. */
+static int link_piece_ok(unsigned kind, const struct acis_hdr *h, uint64_t base, uint32_t len)
+{
+    int whole = h->seg_offset == base && h->payload_len == len;
+    if (kind == ACIS_K_BARRIER)
+        return h->total_len == 0 && h->payload_len == 0;
+    if (sw_is_reduction(kind))
+        return whole;
+    if (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER)
+        return whole || h->payload_len == 0;
+    return h->payload_len == 0 ||
+           (h->seg_offset >= base && h->seg_offset + h->payload_len <= base + len);
+}
+
+/* Does the piece (seg_offset, payload_len) of child fit the collective?
+ * base/len describe the segment, placed what VAR gathers have put in it
+ * already. */
+static int piece_ok(const struct sw_ct *ct, unsigned kind, unsigned alg, uint32_t child,
                     const struct acis_hdr *h, uint64_t base, uint32_t len, uint32_t placed)
 {
+    uint32_t rank = ct->child_rank[child];
+    if (rank == SW_NONE)
+        return link_piece_ok(kind, h, base, len);
     int whole = h->seg_offset == base && h->payload_len == len;
     if (alg == ACIS_ALG_VAR)          /* inside the segment, never more than fills it */
         return h->payload_len == 0 ||
@@ -79,15 +98,17 @@ static int newer(const struct acis_hdr *h, const struct sw_use *u)
     return d > 0 || (d == 0 && h->seg_index > u->seg);
 }
 
-static void use_reset(struct sw_use *u, uint32_t members)
+static void use_reset(struct sw_use *u, uint32_t children)
 {
-    u->busy = u->done = 0;
+    u->busy = u->done = u->up = 0;
     u->arrived = 0;
     u->placed = 0;
+    u->lo = UINT32_MAX;
+    u->hi = 0;
     u->have_first = 0;
     u->abstained = 0;
     u->next = 0;
-    memset(u->bits, 0, (members + 63) / 64 * sizeof(uint64_t));
+    memset(u->bits, 0, (children + 63) / 64 * sizeof(uint64_t));
 }
 
 /* Bytes of one member's piece in contrib or held: aligned for the kernels. */
@@ -96,15 +117,16 @@ static size_t stride(const struct acis_sw *sw)
     return sw_round(sw->o.payload);
 }
 
-/* Scans keep every member's piece. */
+/* Scans keep every member's piece (only on a single switch, where child
+ * i is member i). */
 static uint8_t *contrib_of(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
                            uint32_t rank)
 {
     if (!u->contrib) {
-        u->contrib = sw_alloc((size_t)ct->size * stride(sw));
+        u->contrib = sw_alloc((size_t)ct->nchild * stride(sw));
         if (!u->contrib)
             return NULL;
-        SWC(sw, buffer_bytes) += (uint64_t)ct->size * stride(sw);
+        SWC(sw, buffer_bytes) += (uint64_t)ct->nchild * stride(sw);
     }
     return u->contrib + (size_t)rank * stride(sw);
 }
@@ -119,7 +141,7 @@ static const uint8_t *aligned_piece(struct acis_sw *sw, const uint8_t *p, size_t
     return sw->scratch;
 }
 
-/* Fold piece (member u->next's) into the prefix in buf. */
+/* Fold piece (child u->next's) into the prefix in buf. */
 static void fold_next(struct acis_sw *sw, struct sw_use *u, const uint8_t *piece)
 {
     size_t ne = u->len / acis_wire_dt_size(u->dtype);
@@ -131,22 +153,22 @@ static void fold_next(struct acis_sw *sw, struct sw_use *u, const uint8_t *piece
     SWC(sw, elements_reduced) += ne;
 }
 
-/* Ordered reductions: member rank's piece extends the prefix, with every
- * held piece that then follows; or, before its turn, it is held. */
-static int fold_ordered(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t rank,
+/* Ordered reductions: child's piece extends the prefix, with every held
+ * piece that then follows; or, before its turn, it is held. */
+static int fold_ordered(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t child,
                         const uint8_t *payload)
 {
-    if (rank != u->next) {
+    if (child != u->next) {
         uint8_t *p = sw_alloc(stride(sw));
         if (!p)
             return -1;
         memcpy(p, payload, u->len);
-        u->held[rank] = p;
+        u->held[child] = p;
         SWC(sw, buffer_bytes) += stride(sw);
         return 0;
     }
     fold_next(sw, u, payload);
-    while (u->next < ct->size && u->held[u->next]) {
+    while (u->next < ct->nchild && u->held[u->next]) {
         uint8_t *p = u->held[u->next];
         u->held[u->next] = NULL;
         fold_next(sw, u, p);
@@ -205,7 +227,7 @@ static void emit_abstained(struct acis_sw *sw, const struct sw_ct *ct, const str
 /* Pieces held for their turn, when the fold will not happen. */
 static void drop_held(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u)
 {
-    for (uint32_t r = 0; u->held && r < ct->size; r++)
+    for (uint32_t r = 0; u->held && r < ct->nchild; r++)
         if (u->held[r]) {
             free(u->held[r]);
             u->held[r] = NULL;
@@ -213,10 +235,10 @@ static void drop_held(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use 
         }
 }
 
-/* Everyone gets their range of buf, grouped by range. */
+/* Every child gets its range of buf, grouped by range. */
 static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
 {
-    uint32_t n = ct->size, *ports = malloc(sizeof(uint32_t) * n);
+    uint32_t n = ct->nchild, *ports = malloc(sizeof(uint32_t) * n);
     uint8_t *done = calloc(n, 1);
     if (!ports || !done)
         goto out;
@@ -226,7 +248,7 @@ static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uin
         uint32_t k = 0;
         for (uint32_t q = r; q < n; q++) {
             if (!done[q] && u->rx_off[q] == u->rx_off[r] && u->rx_len[q] == u->rx_len[r]) {
-                ports[k++] = ct->rank_port[q];
+                ports[k++] = ct->child_port[q];
                 done[q] = 1;
             }
         }
@@ -253,13 +275,13 @@ static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, ui
     size_t es = acis_wire_dt_size(u->dtype), ne = u->len / es;
     int ex = u->kind == ACIS_K_EXSCAN;
     memcpy(u->buf, u->contrib, u->len);
-    for (uint32_t r = 0; r < ct->size; r++) {
+    for (uint32_t r = 0; r < ct->nchild; r++) {
         if (r > 0 && !ex) {
             acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
             SWC(sw, elements_reduced) += ne;
         }
         uint32_t len = ex && r == 0 ? 0 : u->rx_len[r];
-        emit_range(sw, ct, u, slot, &ct->rank_port[r], 1, u->buf, u->rx_off[r], len, 0);
+        emit_range(sw, ct, u, slot, &ct->child_port[r], 1, u->buf, u->rx_off[r], len, 0);
         if (r > 0 && ex) {
             acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
             SWC(sw, elements_reduced) += ne;
@@ -267,11 +289,11 @@ static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, ui
     }
 }
 
-/* A repeat from a member whose answer was lost: send it again. */
+/* A repeat from a child whose answer was lost: send it again. */
 static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
                          uint32_t slot, uint32_t rank)
 {
-    uint32_t port = ct->rank_port[rank], len = u->rx_len[rank];
+    uint32_t port = ct->child_port[rank], len = u->rx_len[rank];
     SWC(sw, repeats)++;
     if (u->abstained) {
         emit_abstained(sw, ct, u, slot, &port, 1);
@@ -291,11 +313,13 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
     free(tmp);
 }
 
-static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
+/* The segment's result is in buf (or it was abstained): answer every
+ * child, keep the use for repeats and move on. */
+static void finish(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
     struct sw_use *u = &s->u[s->cur];
     if (u->abstained) {
-        emit_abstained(sw, ct, u, slot, ct->rank_port, ct->size);
+        emit_abstained(sw, ct, u, slot, ct->child_port, ct->nchild);
         SWC(sw, abstained)++;
     } else if (sw_is_scan(u->kind)) {
         emit_scan(sw, ct, u, slot);
@@ -306,10 +330,89 @@ static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, ui
     sw->c[ACIS_SWC_seg_barrier + u->kind - ACIS_K_BARRIER]++;
     u->done = 1;                                   /* kept for repeats */
     s->cur ^= 1;                                   /* every member has the older one */
-    use_reset(&s->u[s->cur], ct->size);
+    use_reset(&s->u[s->cur], ct->nchild);
 }
 
-/* Fold or place a member's piece into the current use. */
+/* Send what this switch combined of a segment to its parent, asking back
+ * the hull of what its children asked for. */
+static void send_up(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u,
+                    uint32_t slot)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t c = 0; c < ct->nchild; c++)
+        if (u->rx_len[c]) {
+            lo = u->rx_off[c] < lo ? u->rx_off[c] : lo;
+            hi = u->rx_off[c] + u->rx_len[c] > hi ? u->rx_off[c] + u->rx_len[c] : hi;
+        }
+    u->up_off = hi ? lo : 0;
+    u->up_len = hi ? hi - lo : 0;
+    struct acis_hdr r;
+    result_header(sw, ct, u, slot, &r);
+    r.rx_off = u->up_off;
+    r.rx_len = u->up_len;
+    r.seg_offset = u->base;
+    const uint8_t *p = NULL;
+    size_t len = 0;
+    if (u->abstained) {
+        r.flags |= ACIS_F_ABSTAIN;
+    } else if (sw_is_reduction(u->kind)) {
+        p = u->buf;
+        len = u->len;
+    } else if (u->kind != ACIS_K_BARRIER && u->hi > u->lo) {
+        r.seg_offset = u->base + u->lo;
+        p = u->buf + u->lo;
+        len = u->hi - u->lo;
+    }
+    uint32_t port = ACIS_PORT_UPLINK;
+    sw_emit(sw, &port, 1, &r, p, len);
+}
+
+/* Every child is in: answer them, or (below the top of the tree) send the
+ * combined segment up and answer when the parent does. */
+static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
+{
+    struct sw_use *u = &s->u[s->cur];
+    if (!sw->up) {
+        finish(sw, ct, s, slot);
+        return;
+    }
+    u->up = 1;
+    send_up(sw, ct, u, slot);
+    SWC(sw, link_up)++;
+}
+
+void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
+                 const uint8_t *payload)
+{
+    if (h->slot >= ct->window) {
+        SWC(sw, drop_slot)++;
+        return;
+    }
+    struct sw_slot *s = &ct->slots[h->slot];
+    struct sw_use *u = &s->u[s->cur];
+    if (!u->up || !same_segment(u, h)) {
+        if (!(h->flags & ACIS_F_PENDING))
+            SWC(sw, drop_stale)++;               /* an answer sent again */
+        return;
+    }
+    if (h->flags & ACIS_F_PENDING)
+        return;                                  /* the parent is alive */
+    if (h->flags & ACIS_F_ERROR) {
+        u->abstained = 1;
+        drop_held(sw, ct, u);
+    } else if (h->rx_off != u->up_off || h->rx_len != u->up_len ||
+               h->payload_len != u->up_len) {
+        SWC(sw, drop_range)++;
+        return;
+    } else if (h->payload_len) {
+        memcpy(u->buf + h->rx_off, payload, h->payload_len);
+    }
+    SWC(sw, link_down)++;
+    finish(sw, ct, s, h->slot);
+}
+
+/* Fold or place a child's piece into the current use.  A switch below
+ * sends a span with zeros where its members placed nothing: or-ed in. */
 static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t rank,
                    const struct acis_hdr *h, const uint8_t *payload)
 {
@@ -330,8 +433,16 @@ static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint3
             SWC(sw, elements_reduced) += ne;
         }
     } else if (h->payload_len) {
-        memcpy(u->buf + (h->seg_offset - u->base), payload, h->payload_len);
-        u->placed += h->payload_len;
+        uint32_t off = (uint32_t)(h->seg_offset - u->base);
+        if (ct->child_rank[rank] == SW_NONE && u->kind != ACIS_K_BCAST &&
+            u->kind != ACIS_K_SCATTER) {
+            acis_reduce(ACIS_OP_BOR, ACIS_DT_U8, u->buf + off, payload, h->payload_len);
+        } else {
+            memcpy(u->buf + off, payload, h->payload_len);
+            u->placed += h->payload_len;
+        }
+        u->lo = off < u->lo ? off : u->lo;
+        u->hi = off + h->payload_len > u->hi ? off + h->payload_len : u->hi;
     }
     return 0;
 }
@@ -339,6 +450,7 @@ static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint3
 void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
                   const struct acis_hdr *h, const uint8_t *payload)
 {
+    /* rank: the child index (on a single switch, the member's rank) */
     unsigned kind = ACIS_OPC_KIND(h->opcode), alg = ACIS_OPC_ALG(h->opcode);
     uint8_t round = (h->flags & ACIS_F_ROUND) != 0;
     if (h->slot >= ct->window) {
@@ -379,8 +491,10 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
     }
     if (u->busy && (u->bits[rank / 64] >> (rank % 64) & 1)) {
         SWC(sw, drop_duplicate)++;              /* say we are alive and waiting */
+        if (u->up)
+            send_up(sw, ct, u, h->slot);        /* the parent's answer may be lost */
         struct acis_hdr r;
-        uint32_t port = ct->rank_port[rank];
+        uint32_t port = ct->child_port[rank];
         result_header(sw, ct, u, h->slot, &r);
         r.flags |= ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_PENDING;
         r.seg_offset = u->base;
@@ -408,6 +522,10 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         u->total = h->total_len;
         u->base = base;
         u->len = len;
+        if (sw_fabric_row(sw, ct) && !sw_is_reduction(kind))
+            memset(u->buf, 0, len);              /* spans are or-ed together */
+        if (sw_fabric_row(sw, ct) && sw_is_scan(kind))
+            u->abstained = 1;                    /* no prefixes across switches */
     }
     if (abstain && !u->abstained) {
         u->abstained = 1;
@@ -420,6 +538,6 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
     u->rx_off[rank] = h->rx_off;
     u->rx_len[rank] = h->rx_len;
     u->bits[rank / 64] |= 1ull << (rank % 64);
-    if (++u->arrived == ct->size)
+    if (++u->arrived == ct->nchild)
         complete(sw, ct, s, h->slot);
 }

@@ -2,7 +2,9 @@
  * forwarding-table entry), communicator leaders create and free table rows
  * (CT_CREATE / CT_FREE, idempotent so a repeated request gets the same
  * answer), anyone may read the counters (STATS_REQ), and hosts leave
- * (BYE; the job's rows go with its last port). */
+ * (BYE; the job's rows go with its last port).  In a fabric, joins and
+ * leaves are told to the parent and requests are carried out at the top
+ * of the tree (link.c). */
 #include "config.h"
 
 #include <stdio.h>
@@ -61,12 +63,40 @@ static void welcome(struct acis_sw *sw, uint32_t port, const void *peer,
     answer(sw, port, peer, &r, p, sizeof p);
 }
 
-static uint32_t find_job(const struct acis_sw *sw, uint64_t key)
+uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key)
 {
     for (uint32_t j = 0; j < sw->o.ports; j++)
         if (sw->jobs[j].in_use && sw->jobs[j].key == key)
             return j;
     return SW_NONE;
+}
+
+uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world)
+{
+    uint32_t j;
+    for (j = 0; j < sw->o.ports && sw->jobs[j].in_use; j++)
+        ;
+    if (j == sw->o.ports || world == 0 || world > MAX_WORLD)
+        return SW_NONE;
+    struct sw_job *nj = &sw->jobs[j];
+    nj->rank_port = malloc(sizeof(uint32_t) * world);
+    if (!nj->rank_port)
+        return SW_NONE;
+    memset(nj->rank_port, 0xff, sizeof(uint32_t) * world);
+    nj->in_use = 1;
+    nj->key = key;
+    nj->size = world;
+    SWC(sw, jobs)++;
+    return j;
+}
+
+/* Tell the parent, if any, that rank src of h's job is here or below. */
+static void join_up(struct acis_sw *sw, const struct acis_hdr *h, uint32_t world)
+{
+    uint8_t p[ACIS_LINK_JOIN_LEN];
+    acis_put32(p, world);
+    if (sw->up)
+        sw_link_up(sw, ACIS_K_LINK_JOIN, h, p, sizeof p);
 }
 
 static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
@@ -77,16 +107,18 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_BAD_REQUEST);
         return;
     }
-    uint32_t j = find_job(sw, h->job_key);
+    uint32_t j = sw_find_job(sw, h->job_key);
     if (j != SW_NONE && sw->jobs[j].size != world) {
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_MISMATCH);
         return;
     }
-    if (j != SW_NONE && sw->jobs[j].rank_port[h->src] != SW_NONE) {
+    if (j != SW_NONE && sw->jobs[j].rank_port[h->src] != SW_NONE &&
+        !sw->ports[sw->jobs[j].rank_port[h->src]].link) {
+        join_up(sw, h, world);
         welcome(sw, sw->jobs[j].rank_port[h->src], peer, h, ACIS_ST_OK);  /* a retry */
         return;
     }
-    if (j != SW_NONE && sw->jobs[j].joined >= sw->o.job_ports) {
+    if (j != SW_NONE && sw->jobs[j].hosts >= sw->o.job_ports) {
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_LIMIT);
         return;
     }
@@ -97,20 +129,9 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;
     }
-    if (j == SW_NONE) {
-        for (j = 0; j < sw->o.ports && sw->jobs[j].in_use; j++)
-            ;
-        struct sw_job *nj = &sw->jobs[j];
-        nj->rank_port = malloc(sizeof(uint32_t) * world);
-        if (!nj->rank_port) {
-            welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
-            return;
-        }
-        memset(nj->rank_port, 0xff, sizeof(uint32_t) * world);
-        nj->in_use = 1;
-        nj->key = h->job_key;
-        nj->size = world;
-        SWC(sw, jobs)++;
+    if (j == SW_NONE && (j = sw_job_new(sw, h->job_key, world)) == SW_NONE) {
+        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+        return;
     }
     if (sw->io.port_open(sw->io.ctx, p, peer) != 0) {
         if (sw->jobs[j].joined == 0)
@@ -119,9 +140,12 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         return;
     }
     sw->ports[p] = (struct sw_port){ .in_use = 1, .job = j, .rank = h->src };
+    if (sw->jobs[j].rank_port[h->src] == SW_NONE)   /* else it was below a link */
+        sw->jobs[j].joined++;
+    sw->jobs[j].hosts++;
     sw->jobs[j].rank_port[h->src] = p;
-    sw->jobs[j].joined++;
     SWC(sw, ports_in_use)++;
+    join_up(sw, h, world);
     if (sw->o.verbose)
         fprintf(stderr, "acis-switch: job %016llx rank %u joined on port %u\n",
                 (unsigned long long)h->job_key, h->src, p);
@@ -138,18 +162,23 @@ static void ct_reply(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h
     acis_put32(p + 4, ctx);
     acis_put32(p + 8, status == ACIS_ST_OK ? sw->window : 0);
     acis_put32(p + 12, sw->o.payload);
+    r.root = h->src;                             /* a fabric routes it by this */
     sw_emit(sw, &port, 1, &r, p, sizeof p);
 }
 
-static void ct_create(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
-                      const uint8_t *payload)
+/* CT_CREATE from rank h->src of job, on port (its own, or the link it is
+ * below): a row for the members, held by every switch they are below. */
+static void ct_create(struct acis_sw *sw, uint32_t port, uint32_t job,
+                      const struct acis_hdr *h, const uint8_t *payload)
 {
-    const struct sw_port *sp = &sw->ports[port];
     uint32_t n = acis_get32(payload);
+    size_t len = 4 + 4 * (size_t)n;
     for (uint32_t r = 0; r < sw->o.tables; r++) {
         const struct sw_ct *ct = &sw->cts[r];
-        if (ct->in_use && ct->creator_port == port && ct->creator_req == h->seq) {
-            ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, r));   /* a retry */
+        if (ct->in_use && ct->job == job && ct->creator_rank == h->src &&
+            ct->creator_req == h->seq) {
+            sw_link_install(sw, r, payload, len);                 /* a retry */
+            ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, r));
             return;
         }
     }
@@ -158,15 +187,16 @@ static void ct_create(struct acis_sw *sw, uint32_t port, const struct acis_hdr *
     for (uint32_t i = 0; ranks && i < n; i++)
         ranks[i] = acis_get32(payload + 4 + 4 * i);
     if (st == ACIS_ST_OK)
-        st = sw_ct_alloc(sw, sp->job, ranks, n, &row);
+        st = sw_ct_alloc(sw, job, ranks, n, &row);
     free(ranks);
     if (st != ACIS_ST_OK) {
         SWC(sw, tables_refused)++;
         ct_reply(sw, port, h, (uint32_t)st, 0);
         return;
     }
-    sw->cts[row].creator_port = port;
+    sw->cts[row].creator_rank = h->src;
     sw->cts[row].creator_req = h->seq;
+    sw_link_install(sw, row, payload, len);
     SWC(sw, tables_created)++;
     if (sw->o.verbose)
         fprintf(stderr, "acis-switch: row %u (ctx %#x) for %u members of job %016llx\n",
@@ -174,21 +204,34 @@ static void ct_create(struct acis_sw *sw, uint32_t port, const struct acis_hdr *
     ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, row));
 }
 
-static void ct_free(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h)
+static void ct_free(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h)
 {
     struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
     uint8_t p[ACIS_STATUS_LEN];
     struct acis_hdr r;
     uint32_t st = ACIS_ST_NO_CTX;
-    if (ct && ct->job == sw->ports[port].job) {
+    if (ct && ct->job == job) {
+        sw_link_free(sw, (uint32_t)(ct - sw->cts));
         sw_ct_free(sw, (uint32_t)(ct - sw->cts));
         st = ACIS_ST_OK;
     } else if (ct) {
         SWC(sw, drop_foreign)++;                 /* another job's row: refused */
     }
     reply_header(h, ACIS_K_CT_FREED, &r);
+    r.root = h->src;
     acis_put32(p, st);
     sw_emit(sw, &port, 1, &r, p, sizeof p);
+}
+
+void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
+                   const uint8_t *payload)
+{
+    if (sw->up)                                  /* the top of the tree decides */
+        sw_link_up(sw, ACIS_OPC_KIND(h->opcode), h, payload, h->payload_len);
+    else if (ACIS_OPC_KIND(h->opcode) == ACIS_K_CT_CREATE)
+        ct_create(sw, port, job, h, payload);
+    else
+        ct_free(sw, port, job, h);
 }
 
 static void stats(struct acis_sw *sw, uint32_t port, const void *peer,
@@ -203,14 +246,17 @@ static void stats(struct acis_sw *sw, uint32_t port, const void *peer,
     answer(sw, port, peer, &r, p, sizeof p);
 }
 
-static void bye(struct acis_sw *sw, uint32_t port)
+static void bye(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h)
 {
     struct sw_port *sp = &sw->ports[port];
     struct sw_job *j = &sw->jobs[sp->job];
+    if (sw->up)
+        sw_link_up(sw, ACIS_K_LINK_LEAVE, h, NULL, 0);
     j->rank_port[sp->rank] = SW_NONE;
     sp->in_use = 0;
     SWC(sw, ports_in_use)--;
     sw->io.port_close(sw->io.ctx, port);
+    j->hosts--;
     if (--j->joined == 0)
         sw_job_release(sw, sp->job);
 }
@@ -227,6 +273,14 @@ void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
         stats(sw, port, peer, h);
         return;
     }
+    if (port == ACIS_PORT_UPLINK) {
+        sw_uplink_control(sw, h, payload);
+        return;
+    }
+    if (port < sw->o.ports && sw->ports[port].in_use && sw->ports[port].link) {
+        sw_link_control(sw, port, h, payload);
+        return;
+    }
     /* Everything else comes from a joined host on its own port. */
     if (port >= sw->o.ports || !sw->ports[port].in_use ||
         h->job_key != sw->jobs[sw->ports[port].job].key) {
@@ -238,9 +292,9 @@ void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
         return;
     }
     switch (kind) {
-    case ACIS_K_CT_CREATE: ct_create(sw, port, h, payload); break;
-    case ACIS_K_CT_FREE:   ct_free(sw, port, h); break;
-    case ACIS_K_BYE:       bye(sw, port); break;
+    case ACIS_K_CT_CREATE:
+    case ACIS_K_CT_FREE:   sw_ct_request(sw, port, sw->ports[port].job, h, payload); break;
+    case ACIS_K_BYE:       bye(sw, port, h); break;
     default:               SWC(sw, drop_foreign)++; break;
     }
 }

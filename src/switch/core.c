@@ -1,8 +1,9 @@
 /* core.c -- the switch core and its collective control module: validate
  * every packet (wire checks, then port, job key, source rank, context and
  * membership), hand control packets to the control plane and data packets
- * to the gather/reduce unit of their communicator row.  A packet that
- * fails any check is counted by reason and dropped. */
+ * to the gather/reduce unit of their communicator row -- from a host, a
+ * switch below (a link port) or the one above (ACIS_PORT_UPLINK).  A
+ * packet that fails any check is counted by reason and dropped. */
 #include "config.h"
 
 #include <stdio.h>
@@ -93,6 +94,17 @@ void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,
     SWC(sw, bytes_out) += (uint64_t)n * (ACIS_HDR_LEN + l1);
 }
 
+/* An answer of the parent switch to a segment this one sent up. */
+static void uplink_data(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload)
+{
+    struct sw_ct *ct = sw->up ? sw_ct_lookup(sw, h->ctx) : NULL;
+    if (!ct || !(h->flags & ACIS_F_RESULT) || h->job_key != sw->jobs[ct->job].key) {
+        SWC(sw, drop_foreign)++;
+        return;
+    }
+    sw_cgr_down(sw, ct, h, payload);
+}
+
 void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
                    const uint8_t *pkt, size_t len)
 {
@@ -109,28 +121,33 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
         sw_control(sw, port, peer, &h, payload);
         return;
     }
+    if (port == ACIS_PORT_UPLINK) {
+        uplink_data(sw, &h, payload);
+        return;
+    }
     if (port >= sw->o.ports || !sw->ports[port].in_use || (h.flags & ACIS_F_RESULT)) {
         SWC(sw, drop_foreign)++;
         return;
     }
     const struct sw_port *p = &sw->ports[port];
-    if (h.job_key != sw->jobs[p->job].key) {
+    uint32_t job = p->link ? sw_find_job(sw, h.job_key) : p->job;
+    if (job == SW_NONE || h.job_key != sw->jobs[job].key) {
         SWC(sw, drop_foreign)++;
         return;
     }
-    if (h.src != p->rank) {
+    if (h.src != (p->link ? ACIS_NO_RANK : p->rank)) {
         SWC(sw, drop_spoofed)++;
         return;
     }
     struct sw_ct *ct = sw_ct_lookup(sw, h.ctx);
-    if (!ct || ct->job != p->job) {
+    if (!ct || ct->job != job) {
         SWC(sw, drop_foreign)++;
         return;
     }
-    uint32_t rank = ct->port_rank[port];
-    if (rank == SW_NONE) {
+    uint32_t child = ct->port_child[port];
+    if (child == SW_NONE) {
         SWC(sw, drop_not_member)++;
         return;
     }
-    sw_cgr_input(sw, ct, rank, &h, payload);
+    sw_cgr_input(sw, ct, child, &h, payload);
 }

@@ -1,6 +1,7 @@
 /* sw.h -- internals of the switch core, shared by its files only: host
- * ports and jobs (forwarding table), communicator table rows with their
- * aggregation slots, and the counters.  Other folders use switch.h. */
+ * ports, links to other switches and jobs (forwarding table),
+ * communicator table rows with their aggregation slots, and the counters.
+ * Other folders use switch.h. */
 #ifndef ACIS_SW_H
 #define ACIS_SW_H
 
@@ -26,19 +27,23 @@ static inline void *sw_alloc(size_t n)
     return aligned_alloc(SW_ALIGN, sw_round(n ? n : 1));
 }
 
-/* A host port: one process of one job. */
+/* A port: one process of one job, or (link) a switch below this one in a
+ * fabric, behind which any number of processes of any jobs sit. */
 struct sw_port {
     uint8_t in_use;
-    uint32_t job;            /* index into jobs */
-    uint32_t rank;           /* global rank in the job */
+    uint8_t link;            /* a child switch, not a host */
+    uint32_t job;            /* hosts: index into jobs */
+    uint32_t rank;           /* hosts: global rank in the job */
 };
 
-/* A job: its key and forwarding table (global rank -> port). */
+/* A job: its key and forwarding table (global rank -> the port the rank
+ * is on, or the link it is below). */
 struct sw_job {
     uint8_t in_use;
     uint64_t key;
     uint32_t size;           /* MPI_COMM_WORLD size */
-    uint32_t joined;         /* ports open */
+    uint32_t joined;         /* ranks here or below */
+    uint32_t hosts;          /* of them on host ports here */
     uint32_t rows;           /* table rows held */
     uint32_t *rank_port;     /* size entries, SW_NONE until HELLO */
 };
@@ -51,19 +56,23 @@ struct sw_use {
     uint8_t have_first;      /* buf holds a contribution already */
     uint8_t abstained;       /* a member sent ACIS_F_ABSTAIN: nothing is
                                 combined, every member is told so */
+    uint8_t up;              /* complete here, sent to the parent switch,
+                                waiting for its answer */
     uint32_t placed;         /* VAR gathers: bytes placed so far */
-    uint32_t next;           /* ordered reductions: members 0..next-1 are
-                                folded into buf, in rank order */
+    uint32_t lo, hi;         /* gather-type: the span of bytes placed */
+    uint32_t up_off, up_len; /* the part of the segment asked of the parent */
+    uint32_t next;           /* ordered reductions: children 0..next-1 are
+                                folded into buf, in order */
     uint32_t seq, seg, root;
     uint64_t total;          /* result-space bytes of the collective */
     uint64_t base;           /* first byte of the segment */
     uint32_t len;            /* bytes in the segment */
-    uint32_t arrived;        /* members counted in bits */
-    uint64_t *bits;          /* member bitmap */
-    uint32_t *rx_off, *rx_len;   /* what each member asked back */
+    uint32_t arrived;        /* children counted in bits */
+    uint64_t *bits;          /* child bitmap */
+    uint32_t *rx_off, *rx_len;   /* what each child asked back */
     uint8_t *buf;            /* the segment being built, or its result */
     uint8_t **held;          /* ordered reductions: pieces that came before
-                                their turn (members entries, NULL: none) */
+                                their turn (children entries, NULL: none) */
     uint8_t *contrib;        /* scans: every member's piece */
 };
 
@@ -77,16 +86,22 @@ struct sw_slot {
     uint8_t cur;             /* index of the current use */
 };
 
-/* A communicator table row.  O(radix) memory: port -> member rank; the
- * reverse map has one entry per member, never more than the ports. */
+/* A communicator table row.  Its children are the ports it aggregates:
+ * member hosts on this switch and links to switches with members below,
+ * in the order of the lowest communicator rank each serves (on a single
+ * switch: child i is member i).  O(radix) memory, never O(members). */
 struct sw_ct {
     uint8_t in_use;
+    uint8_t links;           /* some child is a switch */
     uint16_t gen;            /* bumped on reuse, part of the context id */
     uint32_t job;
-    uint32_t size;           /* members */
-    uint32_t *port_rank;     /* ports entries, SW_NONE if not a member */
-    uint32_t *rank_port;     /* size entries */
-    uint32_t creator_port, creator_req;   /* makes CT_CREATE idempotent */
+    uint32_t size;           /* members of the communicator, fabric-wide */
+    uint32_t nchild;
+    uint32_t *port_child;    /* ports entries, SW_NONE if not a child */
+    uint32_t *child_port;    /* nchild entries */
+    uint32_t *child_rank;    /* nchild: a host's communicator rank, SW_NONE
+                                for a link */
+    uint32_t creator_rank, creator_req;   /* makes CT_CREATE idempotent */
     uint32_t window;         /* slots of this row */
     struct sw_slot *slots;
 };
@@ -101,6 +116,8 @@ struct acis_sw {
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
     uint8_t *scratch;        /* o.payload bytes, aligned: a piece whose
                                 packet buffer is not aligned goes here */
+    uint8_t up;              /* a parent switch is on ACIS_PORT_UPLINK: rows
+                                are installed by it, segments complete there */
     uint64_t c[ACIS_SWC_COUNT];
 };
 
@@ -167,21 +184,54 @@ uint32_t sw_addrmap_find(const struct sw_addrmap *m, const struct sw_peer *p);
 int sw_addrmap_add(struct sw_addrmap *m, uint32_t port, const struct sw_peer *p);
 void sw_addrmap_del(struct sw_addrmap *m, uint32_t port);
 
-/* control.c: control plane (HELLO, CT_CREATE/FREE, STATS, BYE). */
+/* control.c: control plane (HELLO, CT_CREATE/FREE, STATS, BYE); jobs by
+ * key, a new job (SW_NONE: no room); a CT_CREATE or CT_FREE of rank
+ * h->src of job, that came in on port. */
 void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
                 const struct acis_hdr *h, const uint8_t *payload);
+uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
+uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
+void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
+                   const uint8_t *payload);
 
-/* tables.c: rows and their slot memory. */
+/* A row combines here and answers (top of its tree), or a link is
+ * involved (pieces of children are combined spans, scans cannot be
+ * served). */
+static inline int sw_fabric_row(const struct acis_sw *sw, const struct sw_ct *ct)
+{
+    return sw->up || ct->links;
+}
+
+/* tables.c: rows and their slot memory.  sw_ct_alloc claims a free row
+ * (every member must be here or below); sw_ct_install builds row ctx as
+ * a parent said, with the members that are here or below. */
 int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
                 uint32_t n, uint32_t *row);
+int sw_ct_install(struct acis_sw *sw, uint32_t job, uint32_t ctx, const uint32_t *ranks,
+                  uint32_t n);
 void sw_ct_free(struct acis_sw *sw, uint32_t row);
 struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx);
 uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row);
 void sw_job_release(struct acis_sw *sw, uint32_t job);
 
-/* cgr.c: a data packet from member rank of row ct. */
-void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
+/* cgr.c: a data packet from child of row ct; the parent's answer to a
+ * segment this switch sent up. */
+void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t child,
                   const struct acis_hdr *h, const uint8_t *payload);
+void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
+                 const uint8_t *payload);
+
+/* link.c: control messages to and from linked switches: a message up to
+ * the parent (h's fields, kind and payload as given); a row's CT_INSTALL
+ * and CT_FREE down to its links; what came from a child link or from the
+ * parent. */
+void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
+                const uint8_t *payload, size_t len);
+void sw_link_install(struct acis_sw *sw, uint32_t row, const uint8_t *members, size_t len);
+void sw_link_free(struct acis_sw *sw, uint32_t row);
+void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
+                     const uint8_t *payload);
+void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload);
 
 /* Send a header with payload pieces to ports (builds, seals, sends). */
 void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,

@@ -18,6 +18,7 @@
 #include "util/util.h"
 
 #define ACIS_PORT_SERVICE 0xffffffffu   /* the well-known address */
+#define ACIS_PORT_UPLINK  0xfffffffeu   /* the link to the parent switch */
 
 struct acis_sw_opts {
     uint32_t ports;          /* host ports (radix) */
@@ -109,6 +110,29 @@ int acis_reduce_on(int isa, unsigned op, unsigned dt, void *inout, const void *i
  * and the embedded switch.  Returns 0, or -1 with err filled. */
 int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
                     char *err, size_t errlen);
+
+/* -------------------------------------------------------------- fabric
+ * (fabric.c) Cores linked into one aggregation tree in this process, for
+ * tests and tools without sockets: "star", "fattree:leaves=L,spines=S,
+ * radix=R" or "torus:XxYxZ".  Every core gets o but its own port count.
+ * Hosts see fabric ports: io's callbacks get them, acis_fabric_input takes
+ * them; a host joins through acis_fabric_service of its switch.  Both
+ * return once the switches are quiet. */
+struct acis_fabric;
+struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_opts *o,
+                                       const struct acis_sw_io *hosts_io,
+                                       char *err, size_t errlen);
+void acis_fabric_destroy(struct acis_fabric *f);
+uint32_t acis_fabric_switches(const struct acis_fabric *f);
+/* Host ports of switch sw (0: a switch only switches connect to). */
+uint32_t acis_fabric_host_ports(const struct acis_fabric *f, uint32_t sw);
+/* The switch above sw, ACIS_PORT_SERVICE at the top. */
+uint32_t acis_fabric_parent(const struct acis_fabric *f, uint32_t sw);
+void acis_fabric_counters(const struct acis_fabric *f, uint32_t sw, uint64_t *out);
+void acis_fabric_input(struct acis_fabric *f, uint32_t fport, const void *peer,
+                       const uint8_t *pkt, size_t len);
+void acis_fabric_service(struct acis_fabric *f, uint32_t sw, const void *peer,
+                         const uint8_t *pkt, size_t len);
 
 /* ------------------------------------------------------------ emulator */
 

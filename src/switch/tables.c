@@ -48,7 +48,7 @@ uint32_t acis_sw_rows_without(const struct acis_sw *sw, uint32_t port)
     uint32_t n = 0;
     for (uint32_t r = 0; r < sw->o.tables; r++) {
         const struct sw_ct *ct = &sw->cts[r];
-        n += ct->in_use && (port >= sw->o.ports || ct->port_rank[port] == SW_NONE);
+        n += ct->in_use && (port >= sw->o.ports || ct->port_child[port] == SW_NONE);
     }
     return n;
 }
@@ -61,24 +61,24 @@ static uint64_t row_bytes(const struct acis_sw *sw, const struct sw_ct *ct)
         for (int k = 0; k < 2; k++) {
             const struct sw_use *u = &ct->slots[i].u[k];
             if (u->contrib)
-                b += (uint64_t)ct->size * sw_round(sw->o.payload);
-            for (uint32_t r = 0; u->held && r < ct->size; r++)
+                b += (uint64_t)ct->nchild * sw_round(sw->o.payload);
+            for (uint32_t r = 0; u->held && r < ct->nchild; r++)
                 b += u->held[r] ? sw_round(sw->o.payload) : 0;
         }
     }
     return b;
 }
 
-void acis_sw_row_size(const struct acis_sw_opts *o, uint32_t members,
+void acis_sw_row_size(const struct acis_sw_opts *o, uint32_t children,
                       struct acis_sw_row_size *out)
 {
-    uint64_t n = members, window = o->tables ? o->slots / o->tables : 0;
+    uint64_t n = children, window = o->tables ? o->slots / o->tables : 0;
     uint64_t per_use = (n + 63) / 64 * sizeof(uint64_t)    /* bits */
                        + 2 * n * sizeof(uint32_t)           /* rx_off, rx_len */
                        + n * sizeof(uint8_t *);             /* held */
     out->window = (uint32_t)window;
-    out->state = sizeof(struct sw_ct) + o->ports * sizeof(uint32_t) + n * sizeof(uint32_t) +
-                 window * (sizeof(struct sw_slot) + 2 * per_use);
+    out->state = sizeof(struct sw_ct) + o->ports * sizeof(uint32_t) +
+                 2 * n * sizeof(uint32_t) + window * (sizeof(struct sw_slot) + 2 * per_use);
     out->buffers = 2 * window * sw_round(o->payload);
     /* a scan keeps every member's piece; an ordered fold holds at most
      * the members before the last */
@@ -89,12 +89,108 @@ static void row_clear(struct sw_ct *ct)
 {
     if (ct->slots)
         for (uint32_t i = 0; i < ct->window; i++)
-            slot_free_mem(&ct->slots[i], ct->size);
+            slot_free_mem(&ct->slots[i], ct->nchild);
     free(ct->slots);
-    free(ct->port_rank);
-    free(ct->rank_port);
+    free(ct->port_child);
+    free(ct->child_port);
+    free(ct->child_rank);
     ct->slots = NULL;
-    ct->port_rank = ct->rank_port = NULL;
+    ct->port_child = ct->child_port = ct->child_rank = NULL;
+}
+
+/* The children of a row for the members (global ranks, in communicator
+ * order) of job: each member's port (a host, or the link it is below),
+ * once, in order of first appearance.  A member not here or below is an
+ * error at the top of the tree (partial 0) and skipped in an install. */
+static int row_children(struct acis_sw *sw, struct sw_ct *ct, const struct sw_job *j,
+                        const uint32_t *ranks, int partial)
+{
+    ct->port_child = malloc(sizeof(uint32_t) * sw->o.ports);
+    if (!ct->port_child)
+        return ACIS_ST_NO_SLOTS;
+    memset(ct->port_child, 0xff, sizeof(uint32_t) * sw->o.ports);
+    /* at the top, a rank twice is refused even below one link */
+    uint64_t *seen = partial ? NULL : calloc((j->size + 63) / 64, sizeof(uint64_t));
+    if (!partial && !seen)
+        return ACIS_ST_NO_SLOTS;
+    uint32_t n = 0;
+    int st = ACIS_ST_OK;
+    for (uint32_t i = 0; i < ct->size && st == ACIS_ST_OK; i++) {
+        uint32_t g = ranks[i], port = g < j->size ? j->rank_port[g] : SW_NONE;
+        if (port == SW_NONE && partial)
+            continue;
+        if (port == SW_NONE)
+            st = ACIS_ST_UNKNOWN_RANK;
+        else if (seen && (seen[g / 64] >> (g % 64) & 1))
+            st = ACIS_ST_BAD_REQUEST;
+        else if (ct->port_child[port] == SW_NONE)
+            ct->port_child[port] = n++;
+        else if (!sw->ports[port].link)
+            st = ACIS_ST_BAD_REQUEST;             /* a host twice */
+        if (seen && port != SW_NONE)
+            seen[g / 64] |= 1ull << (g % 64);
+    }
+    free(seen);
+    if (st != ACIS_ST_OK)
+        return st;
+    if (n == 0)
+        return ACIS_ST_UNKNOWN_RANK;
+    ct->nchild = n;
+    ct->child_port = malloc(sizeof(uint32_t) * n);
+    ct->child_rank = malloc(sizeof(uint32_t) * n);
+    if (!ct->child_port || !ct->child_rank)
+        return ACIS_ST_NO_SLOTS;
+    for (uint32_t i = 0; i < ct->size; i++) {
+        uint32_t port = ranks[i] < j->size ? j->rank_port[ranks[i]] : SW_NONE;
+        if (port == SW_NONE)
+            continue;
+        uint32_t c = ct->port_child[port];
+        ct->child_port[c] = port;
+        ct->child_rank[c] = sw->ports[port].link ? SW_NONE : i;
+        ct->links |= sw->ports[port].link;
+    }
+    return ACIS_ST_OK;
+}
+
+/* Build row r with generation gen for the members of job. */
+static int row_build(struct acis_sw *sw, uint32_t r, uint16_t gen, uint32_t job,
+                     const uint32_t *ranks, uint32_t n, int partial)
+{
+    struct sw_ct *ct = &sw->cts[r];
+    memset(ct, 0, sizeof *ct);
+    ct->gen = gen;
+    ct->job = job;
+    ct->size = n;
+    ct->window = sw->window;
+    int st = row_children(sw, ct, &sw->jobs[job], ranks, partial);
+    if (st != ACIS_ST_OK)
+        goto fail;
+    st = ACIS_ST_NO_SLOTS;
+    ct->slots = calloc(ct->window, sizeof *ct->slots);
+    if (!ct->slots)
+        goto fail;
+    size_t words = (ct->nchild + 63) / 64;
+    for (uint32_t i = 0; i < ct->window; i++) {
+        for (int k = 0; k < 2; k++) {
+            struct sw_use *u = &ct->slots[i].u[k];
+            u->bits = calloc(words, sizeof(uint64_t));
+            u->rx_off = malloc(sizeof(uint32_t) * ct->nchild);
+            u->rx_len = malloc(sizeof(uint32_t) * ct->nchild);
+            u->buf = sw_alloc(sw->o.payload);
+            u->held = calloc(ct->nchild, sizeof *u->held);
+            if (!u->bits || !u->rx_off || !u->rx_len || !u->buf || !u->held)
+                goto fail;
+        }
+    }
+    ct->in_use = 1;
+    sw->jobs[job].rows++;
+    SWC(sw, buffer_bytes) += 2 * (uint64_t)ct->window * sw->o.payload;
+    SWC(sw, tables_in_use)++;
+    SWC(sw, slots_in_use) += ct->window;
+    return ACIS_ST_OK;
+fail:
+    row_clear(ct);
+    return st;
 }
 
 /* Reserve a row for the members (global ranks, in communicator order) of
@@ -102,64 +198,36 @@ static void row_clear(struct sw_ct *ct)
 int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
                 uint32_t n, uint32_t *row)
 {
-    struct sw_job *j = &sw->jobs[job];
     uint32_t r;
     for (r = 0; r < sw->o.tables && sw->cts[r].in_use; r++)
         ;
     if (r == sw->o.tables)
         return ACIS_ST_TABLE_FULL;
-    if (j->rows >= sw->o.job_rows)
+    if (sw->jobs[job].rows >= sw->o.job_rows)
         return ACIS_ST_JOB_LIMIT;                /* leave rows for other jobs */
     if (sw->window == 0)
         return ACIS_ST_NO_SLOTS;
-    if (n < 1 || n > sw->o.ports)
+    if (n < 1)
         return ACIS_ST_BAD_REQUEST;
-    struct sw_ct *ct = &sw->cts[r];
-    uint16_t gen = (uint16_t)(ct->gen + 1 ? ct->gen + 1 : 1);
-    memset(ct, 0, sizeof *ct);
-    ct->gen = gen;
-    ct->job = job;
-    ct->size = n;
-    ct->window = sw->window;
-    ct->port_rank = malloc(sizeof(uint32_t) * sw->o.ports);
-    ct->rank_port = malloc(sizeof(uint32_t) * n);
-    ct->slots = calloc(ct->window, sizeof *ct->slots);
-    if (!ct->port_rank || !ct->rank_port || !ct->slots)
-        goto nomem;
-    memset(ct->port_rank, 0xff, sizeof(uint32_t) * sw->o.ports);
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t port = ranks[i] < j->size ? j->rank_port[ranks[i]] : SW_NONE;
-        if (port == SW_NONE || ct->port_rank[port] != SW_NONE) {
-            row_clear(ct);
-            return ranks[i] < j->size && port != SW_NONE ? ACIS_ST_BAD_REQUEST
-                                                          : ACIS_ST_UNKNOWN_RANK;
-        }
-        ct->port_rank[port] = i;
-        ct->rank_port[i] = port;
-    }
-    size_t words = (n + 63) / 64;
-    for (uint32_t i = 0; i < ct->window; i++) {
-        for (int k = 0; k < 2; k++) {
-            struct sw_use *u = &ct->slots[i].u[k];
-            u->bits = calloc(words, sizeof(uint64_t));
-            u->rx_off = malloc(sizeof(uint32_t) * n);
-            u->rx_len = malloc(sizeof(uint32_t) * n);
-            u->buf = sw_alloc(sw->o.payload);
-            u->held = calloc(n, sizeof *u->held);
-            if (!u->bits || !u->rx_off || !u->rx_len || !u->buf || !u->held)
-                goto nomem;
-        }
-    }
-    ct->in_use = 1;
-    j->rows++;
-    SWC(sw, buffer_bytes) += 2 * (uint64_t)ct->window * sw->o.payload;
-    SWC(sw, tables_in_use)++;
-    SWC(sw, slots_in_use) += ct->window;
-    *row = r;
-    return ACIS_ST_OK;
-nomem:
-    row_clear(ct);
-    return ACIS_ST_NO_SLOTS;
+    uint16_t gen = sw->cts[r].gen;
+    int st = row_build(sw, r, (uint16_t)(gen + 1 ? gen + 1 : 1), job, ranks, n, 0);
+    if (st == ACIS_ST_OK)
+        *row = r;
+    else
+        sw->cts[r].gen = gen;
+    return st;
+}
+
+int sw_ct_install(struct acis_sw *sw, uint32_t job, uint32_t ctx, const uint32_t *ranks,
+                  uint32_t n)
+{
+    uint32_t r = (ctx & 0xffff) - 1;
+    if (r >= sw->o.tables || ctx >> 16 == 0 || n < 1)
+        return ACIS_ST_BAD_REQUEST;
+    if (sw->cts[r].in_use && sw_ct_ctx(sw, r) == ctx)
+        return ACIS_ST_OK;                       /* a repeat */
+    sw_ct_free(sw, r);                           /* a stale one the parent dropped */
+    return row_build(sw, r, (uint16_t)(ctx >> 16), job, ranks, n, 1);
 }
 
 void sw_ct_free(struct acis_sw *sw, uint32_t row)

@@ -63,7 +63,8 @@ const char *acis_wire_kind_name(unsigned kind)
         "none", "barrier", "bcast", "reduce", "allreduce", "gather", "scatter",
         "allgather", "reduce_scatter", "scan", "exscan", "?", "?", "?", "?", "?",
         "hello", "welcome", "ct_create", "ct_reply", "ct_free", "ct_freed",
-        "stats_req", "stats_reply", "bye", "peer_ask"
+        "stats_req", "stats_reply", "bye", "peer_ask", "link_join", "link_leave",
+        "ct_install"
     };
     return kind <= ACIS_K_LAST ? names[kind] : "?";
 }
@@ -234,7 +235,10 @@ static int control_len_ok(unsigned kind, uint32_t len, const uint8_t *payload)
     case ACIS_K_STATS_REQ:   return len == 0;
     case ACIS_K_BYE:         return len == 0;
     case ACIS_K_PEER_ASK:    return len == 0;
+    case ACIS_K_LINK_JOIN:   return len == ACIS_LINK_JOIN_LEN;
+    case ACIS_K_LINK_LEAVE:  return len == 0;
     case ACIS_K_CT_CREATE:
+    case ACIS_K_CT_INSTALL:
         return len >= 4 && (len - 4) % 4 == 0 &&
                acis_get32(payload) == (len - 4) / 4 && acis_get32(payload) > 0;
     case ACIS_K_STATS_REPLY:

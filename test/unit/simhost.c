@@ -91,9 +91,22 @@ int sim_init(struct sim *s, const struct acis_sw_opts *o)
     return s->sw ? 0 : -1;
 }
 
+int sim_init_fabric(struct sim *s, const char *topo, const struct acis_sw_opts *o,
+                    char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    memset(s->port_host, 0xff, sizeof s->port_host);
+    struct acis_sw_io io = { s, io_open, io_close, io_send, io_reply };
+    s->fab = acis_fabric_create(topo, o, &io, err, errlen);
+    s->rng = 12345;
+    current = s;
+    return s->fab ? 0 : -1;
+}
+
 void sim_fini(struct sim *s)
 {
     acis_sw_destroy(s->sw);
+    acis_fabric_destroy(s->fab);
     for (int h = 0; h < s->nhosts; h++) {
         struct sim_pkt p;
         while (sim_pop(s, h, &p))
@@ -147,6 +160,12 @@ static int pop_control(struct sim *s, int h, unsigned kind, struct acis_hdr *hd,
 
 int sim_join(struct sim *s, uint64_t key, uint32_t rank, uint32_t world, uint32_t *status)
 {
+    return sim_join_at(s, 0, key, rank, world, status);
+}
+
+int sim_join_at(struct sim *s, uint32_t sw, uint64_t key, uint32_t rank, uint32_t world,
+                uint32_t *status)
+{
     int id = s->nhosts;
     struct sim_host *h = &s->hosts[id];
     uint8_t buf[ACIS_HDR_LEN + ACIS_HELLO_LEN], pl[ACIS_HELLO_LEN] = { 0 };
@@ -157,7 +176,10 @@ int sim_join(struct sim *s, uint64_t key, uint32_t rank, uint32_t world, uint32_
     h->port = 0xffffffffu;
     acis_put32(pl, world);
     sim_control(buf, ACIS_K_HELLO, key, rank, 0, 1, pl, sizeof pl);
-    acis_sw_input(s->sw, ACIS_PORT_SERVICE, &id, buf, sizeof buf);
+    if (s->fab)
+        acis_fabric_service(s->fab, sw, &id, buf, sizeof buf);
+    else
+        acis_sw_input(s->sw, ACIS_PORT_SERVICE, &id, buf, sizeof buf);
     struct acis_hdr hd;
     uint8_t w[ACIS_WELCOME_LEN];
     if (h->port != 0xffffffffu && pop_control(s, id, ACIS_K_WELCOME, &hd, w, sizeof w) &&
@@ -185,7 +207,10 @@ void sim_leave(struct sim *s, int h)
 
 void sim_send_raw(struct sim *s, int h, const void *pkt, size_t len)
 {
-    acis_sw_input(s->sw, s->hosts[h].port, NULL, pkt, len);
+    if (s->fab)
+        acis_fabric_input(s->fab, s->hosts[h].port, NULL, pkt, len);
+    else
+        acis_sw_input(s->sw, s->hosts[h].port, NULL, pkt, len);
 }
 
 /* A data packet from a host, lost or doubled on the way up as set. */
@@ -351,5 +376,15 @@ int sim_collective(struct sim *s, struct sim_comm *c, unsigned kind, unsigned op
 
 void sim_counters(struct sim *s)
 {
-    acis_sw_counters(s->sw, s->c);
+    if (!s->fab) {
+        acis_sw_counters(s->sw, s->c);
+        return;
+    }
+    uint64_t c[ACIS_SWC_COUNT];
+    memset(s->c, 0, sizeof s->c);
+    for (uint32_t i = 0; i < acis_fabric_switches(s->fab); i++) {
+        acis_fabric_counters(s->fab, i, c);
+        for (int k = 0; k < ACIS_SWC_COUNT; k++)
+            s->c[k] += c[k];
+    }
 }

@@ -1,7 +1,7 @@
-/* simhost.h -- simulated hosts around a switch core, for unit tests
- * without MPI or sockets: every host has a port, a queue of packets the
- * switch sent it, and the same packetizer (src/offload/stream.c) the real
- * library uses. */
+/* simhost.h -- simulated hosts around a switch core or a fabric of them,
+ * for unit tests without MPI or sockets: every host has a port, a queue
+ * of packets the switch sent it, and the same packetizer
+ * (src/offload/stream.c) the real library uses. */
 #ifndef ACIS_TEST_SIMHOST_H
 #define ACIS_TEST_SIMHOST_H
 
@@ -11,7 +11,7 @@
 #include "offload/stream.h"
 #include "switch/switch.h"
 
-#define SIM_MAX_HOSTS 128
+#define SIM_MAX_HOSTS 256
 #define SIM_QUEUE 4096
 
 struct sim_pkt {
@@ -30,7 +30,8 @@ struct sim_host {
 };
 
 struct sim {
-    struct acis_sw *sw;
+    struct acis_sw *sw;          /* one switch, or */
+    struct acis_fabric *fab;     /* a fabric (ports are its fabric ports) */
     struct sim_host hosts[SIM_MAX_HOSTS];
     int nhosts;
     int port_host[65536];        /* port -> host index, -1 */
@@ -57,13 +58,19 @@ struct sim_comm {
 /* Simulated time: advances 1 us per packet handed to the switch. */
 uint64_t sim_now(void);
 
-/* Create the switch with o; returns 0. */
+/* Create the switch with o; returns 0.  sim_init_fabric: a fabric of
+ * topology topo instead (0, or -1 with err). */
 int sim_init(struct sim *s, const struct acis_sw_opts *o);
+int sim_init_fabric(struct sim *s, const char *topo, const struct acis_sw_opts *o,
+                    char *err, size_t errlen);
 void sim_fini(struct sim *s);
 
 /* HELLO from a new host of job key with rank of world; returns the host
  * index, or -1 and *status when the switch refused. */
 int sim_join(struct sim *s, uint64_t key, uint32_t rank, uint32_t world, uint32_t *status);
+/* The same on switch sw of the fabric. */
+int sim_join_at(struct sim *s, uint32_t sw, uint64_t key, uint32_t rank, uint32_t world,
+                uint32_t *status);
 
 /* BYE from host h. */
 void sim_leave(struct sim *s, int h);
@@ -109,7 +116,8 @@ int sim_collective(struct sim *s, struct sim_comm *c, unsigned kind, unsigned op
                    unsigned dtype, uint32_t root, uint64_t total,
                    const struct sim_member *m, unsigned seed);
 
-/* Read the switch counters into s->c. */
+/* Read the switch counters into s->c (of a fabric: summed over its
+ * switches). */
 void sim_counters(struct sim *s);
 
 /* Build a control packet header (sealed) with payload into buf. */

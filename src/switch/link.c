@@ -1,0 +1,158 @@
+/* link.c -- a switch's links in a fabric.  Up to the parent go the ranks
+ * that join and leave below (LINK_JOIN / LINK_LEAVE, so every switch's
+ * forwarding table says which port or link each rank is behind) and the
+ * hosts' CT_CREATE / CT_FREE, which only the top of the tree carries out.
+ * Down from it come the rows to hold (CT_INSTALL, with the same context
+ * id everywhere) or drop (CT_FREE), and the answers to requests, routed
+ * to the requester by its rank.  The data plane of links is in cgr.c. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw.h"
+
+static void send_to(struct acis_sw *sw, uint32_t port, struct acis_hdr *h,
+                    const uint8_t *payload, size_t len)
+{
+    sw_emit(sw, &port, 1, h, payload, len);
+    SWC(sw, link_control)++;
+}
+
+void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
+                const uint8_t *payload, size_t len)
+{
+    struct acis_hdr r = *h;
+    r.opcode = ACIS_OPC(kind, ACIS_ALG_FLAT);
+    r.flags = 0;
+    send_to(sw, ACIS_PORT_UPLINK, &r, payload, len);
+}
+
+/* A control message of kind for row to each of its links. */
+static void down_each(struct acis_sw *sw, uint32_t row, unsigned kind,
+                      const uint8_t *payload, size_t len)
+{
+    const struct sw_ct *ct = &sw->cts[row];
+    for (uint32_t c = 0; ct->links && c < ct->nchild; c++) {
+        if (ct->child_rank[c] != SW_NONE)
+            continue;
+        struct acis_hdr r = {
+            .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+            .opcode = ACIS_OPC(kind, ACIS_ALG_FLAT), .job_key = sw->jobs[ct->job].key,
+            .ctx = sw_ct_ctx(sw, row), .src = ACIS_NO_RANK,
+        };
+        send_to(sw, ct->child_port[c], &r, payload, len);
+    }
+}
+
+void sw_link_install(struct acis_sw *sw, uint32_t row, const uint8_t *members, size_t len)
+{
+    down_each(sw, row, ACIS_K_CT_INSTALL, members, len);
+}
+
+void sw_link_free(struct acis_sw *sw, uint32_t row)
+{
+    down_each(sw, row, ACIS_K_CT_FREE, NULL, 0);
+}
+
+/* LINK_JOIN / LINK_LEAVE from the switch on port: rank h->src is now
+ * below it, or no longer. */
+static void rank_moved(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
+                       const uint8_t *payload)
+{
+    int join = ACIS_OPC_KIND(h->opcode) == ACIS_K_LINK_JOIN;
+    uint32_t j = sw_find_job(sw, h->job_key);
+    if (j == SW_NONE && join)
+        j = sw_job_new(sw, h->job_key, acis_get32(payload));
+    if (j == SW_NONE || h->src >= sw->jobs[j].size ||
+        (join && sw->jobs[j].size != acis_get32(payload))) {
+        SWC(sw, drop_foreign)++;               /* no room, or another size */
+        return;
+    }
+    struct sw_job *job = &sw->jobs[j];
+    if (join && job->rank_port[h->src] == SW_NONE) {
+        job->rank_port[h->src] = port;
+        job->joined++;
+    } else if (!join && job->rank_port[h->src] == port) {
+        job->rank_port[h->src] = SW_NONE;
+        job->joined--;
+    }
+    if (sw->up)
+        sw_link_up(sw, ACIS_OPC_KIND(h->opcode), h, payload, h->payload_len);
+    if (job->joined == 0)
+        sw_job_release(sw, j);
+}
+
+void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
+                     const uint8_t *payload)
+{
+    unsigned kind = ACIS_OPC_KIND(h->opcode);
+    SWC(sw, link_control)++;
+    if (kind == ACIS_K_LINK_JOIN || kind == ACIS_K_LINK_LEAVE) {
+        rank_moved(sw, port, h, payload);
+        return;
+    }
+    uint32_t j = sw_find_job(sw, h->job_key);
+    if ((kind != ACIS_K_CT_CREATE && kind != ACIS_K_CT_FREE) || j == SW_NONE) {
+        SWC(sw, drop_foreign)++;
+        return;
+    }
+    if (h->src >= sw->jobs[j].size || sw->jobs[j].rank_port[h->src] != port) {
+        SWC(sw, drop_spoofed)++;               /* the requester is not below */
+        return;
+    }
+    sw_ct_request(sw, port, j, h, payload);
+}
+
+/* CT_INSTALL from the parent: hold the row for the members below. */
+static void install(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h,
+                    const uint8_t *payload)
+{
+    uint32_t n = acis_get32(payload);
+    uint32_t *ranks = malloc(sizeof(uint32_t) * n);
+    int st = ranks ? ACIS_ST_OK : ACIS_ST_NO_SLOTS;
+    for (uint32_t i = 0; ranks && i < n; i++)
+        ranks[i] = acis_get32(payload + 4 + 4 * i);
+    if (st == ACIS_ST_OK)
+        st = sw_ct_install(sw, j, h->ctx, ranks, n);
+    free(ranks);
+    if (st != ACIS_ST_OK) {
+        SWC(sw, tables_refused)++;
+        if (sw->o.verbose)
+            fprintf(stderr, "acis-switch: cannot hold ctx %#x its parent installed (status %d)\n",
+                    h->ctx, st);
+        return;
+    }
+    SWC(sw, tables_created)++;
+    sw_link_install(sw, (h->ctx & 0xffff) - 1, payload, h->payload_len);
+}
+
+void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload)
+{
+    unsigned kind = ACIS_OPC_KIND(h->opcode);
+    uint32_t j = sw->up ? sw_find_job(sw, h->job_key) : SW_NONE;
+    if (j == SW_NONE) {
+        SWC(sw, drop_foreign)++;
+        return;
+    }
+    SWC(sw, link_control)++;
+    if (kind == ACIS_K_CT_INSTALL) {
+        install(sw, j, h, payload);
+    } else if (kind == ACIS_K_CT_FREE) {
+        struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
+        if (ct && ct->job == j) {
+            sw_link_free(sw, (uint32_t)(ct - sw->cts));
+            sw_ct_free(sw, (uint32_t)(ct - sw->cts));
+        }
+    } else if ((kind == ACIS_K_CT_REPLY || kind == ACIS_K_CT_FREED) &&
+               h->root < sw->jobs[j].size && sw->jobs[j].rank_port[h->root] != SW_NONE) {
+        struct acis_hdr r = *h;                /* on towards the requester */
+        uint32_t port = sw->jobs[j].rank_port[h->root];
+        sw_emit(sw, &port, 1, &r, payload, h->payload_len);
+        if (sw->ports[port].link)
+            SWC(sw, link_control)++;
+    } else {
+        SWC(sw, drop_foreign)++;
+    }
+}

@@ -1,0 +1,467 @@
+/* check_fabric.c -- switches linked into fabrics, with simulated hosts and
+ * no MPI: every collective kind on a fat tree of 2 leaves and a spine, on
+ * 256 hosts of a fat tree and on a 4x4x4 torus, several communicators at
+ * once, lost and doubled packets on every link, two jobs on one fabric,
+ * floating-point sums the same on every member and every run, rows
+ * installed and dropped on every switch a communicator is below, and
+ * aggregation seen in more than one switch. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simhost.h"
+
+static struct sim *S;
+static const uint64_t KEY = 0x0123456789abcdefULL, KEY2 = 0x1111222233334444ULL;
+
+/* A fabric of topo with n hosts of job key, filling switches' host ports
+ * in order; hosts get ranks 0..n-1. */
+static void setup_fabric(const char *topo, uint32_t payload, int n)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    char err[160];
+    o.payload = payload;
+    o.tables = 8;
+    o.slots = 64;                                /* a window of 8 */
+    S = calloc(1, sizeof *S);
+    ck_assert_msg(sim_init_fabric(S, topo, &o, err, sizeof err) == 0, "%s", err);
+    int h = 0;
+    for (uint32_t sw = 0; sw < acis_fabric_switches(S->fab) && h < n; sw++)
+        for (uint32_t p = 0; p < acis_fabric_host_ports(S->fab, sw) && h < n; p++, h++) {
+            uint32_t st;
+            ck_assert_int_eq(sim_join_at(S, sw, KEY, (uint32_t)h, (uint32_t)n, &st), h);
+        }
+    ck_assert_int_eq(h, n);
+}
+
+static void teardown(void)
+{
+    if (S)
+        sim_fini(S);
+    free(S);
+    S = NULL;
+}
+
+static struct sim_comm *comm(const int *hosts, int n, uint32_t req)
+{
+    struct sim_comm *c = calloc(1, sizeof *c);
+    c->n = n;
+    memcpy(c->host, hosts, sizeof(int) * (size_t)n);
+    ck_assert_uint_eq(sim_ct_create(S, c, req), ACIS_ST_OK);
+    return c;
+}
+
+static struct sim_comm *world(int n)
+{
+    int h[SIM_MAX_HOSTS];
+    for (int i = 0; i < n; i++)
+        h[i] = i;
+    return comm(h, n, 77);
+}
+
+static void comm_free(struct sim_comm *c)
+{
+    ck_assert_uint_eq(sim_ct_free(S, c), ACIS_ST_OK);
+    free(c);
+}
+
+/* Switches whose counter k is nonzero. */
+static uint32_t switches_with(int k)
+{
+    uint32_t n = 0;
+    uint64_t c[ACIS_SWC_COUNT];
+    for (uint32_t i = 0; i < acis_fabric_switches(S->fab); i++) {
+        acis_fabric_counters(S->fab, i, c);
+        n += c[k] > 0;
+    }
+    return n;
+}
+
+enum { N = 40 };                                 /* int32 per member block */
+
+/* Every collective kind on c, each result checked on every member. */
+static void every_kind(struct sim_comm *c, unsigned seed)
+{
+    int P = c->n;
+    uint64_t blk = 4 * N, tot = (uint64_t)P * blk;
+    int32_t **in = malloc(sizeof *in * (size_t)P), **out = malloc(sizeof *out * (size_t)P);
+    struct sim_member *m = calloc((size_t)P, sizeof *m);
+    for (int r = 0; r < P; r++) {
+        in[r] = malloc(tot);
+        out[r] = malloc(tot);
+    }
+
+    /* barrier */
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_BARRIER, 0, ACIS_DT_NONE, 0, 0, m, seed), 0);
+
+    /* bcast of several segments from the last member */
+    int root = P - 1;
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < P * N; i++)
+            in[r][i] = r == root ? i * 7 + 1 : -1;
+        memset(out[r], 0, tot);
+        m[r] = (struct sim_member){ in[r], 0, r == root ? tot : 0, out[r], 0, tot };
+    }
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_BCAST, 0, ACIS_DT_BYTE, (uint32_t)root, tot,
+                                    m, seed + 1), 0);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < P * N; i++)
+            ck_assert_int_eq(out[r][i], i * 7 + 1);
+
+    /* reduce to member 1 % P and allreduce, int32 sums */
+    for (int k = 0; k < 2; k++) {
+        root = 1 % P;
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < P * N; i++)
+                in[r][i] = r * 3 + i;
+            memset(out[r], 0, tot);
+            int wants = k == 1 || r == root;
+            m[r] = (struct sim_member){ in[r], 0, tot, out[r], 0, wants ? tot : 0 };
+        }
+        ck_assert_int_eq(sim_collective(S, c, k ? ACIS_K_ALLREDUCE : ACIS_K_REDUCE, ACIS_OP_SUM,
+                                        ACIS_DT_I32, (uint32_t)root, tot, m, seed + 2), 0);
+        for (int r = 0; r < P; r++)
+            for (int i = 0; k == 1 || r == root ? i < P * N : 0; i++)
+                ck_assert_int_eq(out[r][i], 3 * P * (P - 1) / 2 + P * i);
+    }
+
+    /* gather to the middle member and allgather */
+    for (int k = 0; k < 2; k++) {
+        root = P / 2;
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < N; i++)
+                in[r][i] = r * 100000 + i;
+            memset(out[r], 0, tot);
+            int wants = k == 1 || r == root;
+            m[r] = (struct sim_member){ in[r], r * blk, blk, out[r], 0, wants ? tot : 0 };
+        }
+        ck_assert_int_eq(sim_collective(S, c, k ? ACIS_K_ALLGATHER : ACIS_K_GATHER, 0,
+                                        ACIS_DT_BYTE, (uint32_t)root, tot, m, seed + 3), 0);
+        for (int r = 0; r < P; r++)
+            for (int q = 0; (k == 1 || r == root) && q < P; q++)
+                for (int i = 0; i < N; i++)
+                    ck_assert_int_eq(out[r][q * N + i], q * 100000 + i);
+    }
+
+    /* scatter from member 0 */
+    for (int i = 0; i < P * N; i++)
+        in[0][i] = i * 3;
+    for (int r = 0; r < P; r++) {
+        memset(out[r], 0, tot);
+        m[r] = (struct sim_member){ in[0], 0, r == 0 ? tot : 0, out[r], r * blk, blk };
+    }
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_SCATTER, 0, ACIS_DT_BYTE, 0, tot, m, seed + 4),
+                     0);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++)
+            ck_assert_int_eq(out[r][i], (r * N + i) * 3);
+
+    /* reduce-scatter, member r gets block r */
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < P * N; i++)
+            in[r][i] = r + i;
+        memset(out[r], 0, tot);
+        m[r] = (struct sim_member){ in[r], 0, tot, out[r], r * blk, blk };
+    }
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_REDUCE_SCATTER, ACIS_OP_SUM, ACIS_DT_I32, 0,
+                                    tot, m, seed + 5), 0);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++)
+            ck_assert_int_eq(out[r][i], P * (r * N + i) + P * (P - 1) / 2);
+
+    for (int r = 0; r < P; r++) {
+        free(in[r]);
+        free(out[r]);
+    }
+    free(in);
+    free(out);
+    free(m);
+}
+
+/* Float sums on c, twice with different arrival orders: every member
+ * gets bitwise the same result in both runs, near the exact sum. */
+static void float_sums(struct sim_comm *c)
+{
+    enum { COUNT = 100 };
+    int P = c->n;
+    float *in = malloc(sizeof(float) * (size_t)P * COUNT), *out[2];
+    struct sim_member *m = calloc((size_t)P, sizeof *m);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < COUNT; i++)
+            in[r * COUNT + i] = (r % 3 ? 0.1f : 3e5f) + (float)i * 1e-3f;
+    for (int run = 0; run < 2; run++) {
+        out[run] = calloc((size_t)P * COUNT, sizeof(float));
+        for (int r = 0; r < P; r++)
+            m[r] = (struct sim_member){ in + r * COUNT, 0, 4 * COUNT, out[run] + r * COUNT,
+                                        0, 4 * COUNT };
+        ck_assert_int_eq(sim_collective(S, c, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_F32, 0,
+                                        4 * COUNT, m, 9 + 1000u * (unsigned)run), 0);
+    }
+    for (int i = 0; i < COUNT; i++) {
+        double exact = 0;
+        for (int r = 0; r < P; r++)
+            exact += in[r * COUNT + i];
+        ck_assert_double_eq_tol(out[0][i], exact, 1e-4 * exact + 1);
+        for (int r = 0; r < P; r++) {
+            ck_assert_mem_eq(&out[0][r * COUNT + i], &out[0][i], sizeof(float));
+            ck_assert_mem_eq(&out[1][r * COUNT + i], &out[0][i], sizeof(float));
+        }
+    }
+    free(in);
+    free(out[0]);
+    free(out[1]);
+    free(m);
+}
+
+/* Scans need prefixes that no switch of a fabric has: every member is
+ * told to redo it in MPICH, none waits. */
+static void scan_refused(struct sim_comm *c)
+{
+    int32_t in[SIM_MAX_HOSTS][4] = { { 0 } }, out[SIM_MAX_HOSTS][4];
+    struct sim_member m[SIM_MAX_HOSTS];
+    for (int r = 0; r < c->n; r++)
+        m[r] = (struct sim_member){ in[r], 0, 16, out[r], 0, 16 };
+    ck_assert_int_eq(sim_collective(S, c, ACIS_K_SCAN, ACIS_OP_SUM, ACIS_DT_I32, 0, 16, m, 3), 0);
+    ck_assert_int_eq(S->refused, c->n);
+}
+
+START_TEST(fattree_two_leaves)
+{
+    setup_fabric("fattree:leaves=2,spines=1,radix=4", 256, 4);
+    ck_assert_uint_eq(acis_fabric_switches(S->fab), 3);
+    ck_assert_uint_eq(acis_fabric_parent(S->fab, 0), 2);
+    struct sim_comm *c = world(4);
+    every_kind(c, 1);
+    float_sums(c);
+    scan_refused(c);
+    /* both leaves combined their hosts and sent up; the spine answered */
+    ck_assert_uint_eq(switches_with(ACIS_SWC_link_up), 2);
+    ck_assert_uint_eq(switches_with(ACIS_SWC_link_down), 2);
+    ck_assert_uint_eq(switches_with(ACIS_SWC_seg_allreduce), 3);
+    uint64_t c2[ACIS_SWC_COUNT];
+    acis_fabric_counters(S->fab, 2, c2);
+    ck_assert_uint_eq(c2[ACIS_SWC_link_up], 0);
+    ck_assert_uint_gt(c2[ACIS_SWC_elements_reduced], 0);
+    ck_assert_uint_eq(c2[ACIS_SWC_tables_in_use], 1);
+
+    /* members in another order, and a communicator on one leaf */
+    int rev[4] = { 3, 0, 2, 1 }, one[2] = { 1, 0 };
+    struct sim_comm *r = comm(rev, 4, 5), *o = comm(one, 2, 6);
+    every_kind(r, 11);
+    every_kind(o, 21);
+    acis_fabric_counters(S->fab, 1, c2);
+    ck_assert_uint_eq(c2[ACIS_SWC_tables_in_use], 2);   /* leaf 1 holds no row of o */
+    comm_free(r);
+    comm_free(o);
+    comm_free(c);
+    for (uint32_t i = 0; i < 3; i++) {
+        acis_fabric_counters(S->fab, i, c2);
+        ck_assert_uint_eq(c2[ACIS_SWC_tables_in_use], 0);
+        ck_assert_uint_eq(c2[ACIS_SWC_drop_malformed] + c2[ACIS_SWC_drop_foreign] +
+                          c2[ACIS_SWC_drop_range] + c2[ACIS_SWC_drop_slot], 0);
+    }
+    /* the hosts leave: every switch forgets the job */
+    for (int h = 0; h < 4; h++)
+        sim_leave(S, h);
+    for (uint32_t i = 0; i < 3; i++) {
+        acis_fabric_counters(S->fab, i, c2);
+        ck_assert_uint_eq(c2[ACIS_SWC_jobs], 0);
+    }
+}
+END_TEST
+
+/* 256 hosts on 16 leaves: three communicators at once, then with lost
+ * and doubled packets on every link. */
+START_TEST(fattree_256_hosts)
+{
+    setup_fabric("fattree:leaves=16,spines=16,radix=32", 1024, 256);
+    int evens[128], mixed[100];
+    for (int i = 0; i < 128; i++)
+        evens[i] = 2 * i;
+    for (int i = 0; i < 100; i++)
+        mixed[i] = (i * 37 + 11) % 256;          /* a permutation's prefix */
+    struct sim_comm *w = world(256), *e = comm(evens, 128, 8), *x = comm(mixed, 100, 9);
+    every_kind(w, 31);
+    enum { C = 700 };
+    static int32_t in[256][C], out[3][256][C];
+    static struct sim_member m[3][256];
+    struct sim_comm *cs[3] = { w, e, x };
+    for (int round = 0; round < 2; round++) {
+        S->loss = round ? 5 : 0;
+        S->dup = round ? 5 : 0;
+        struct sim_coll colls[3];
+        for (int k = 0; k < 3; k++) {
+            for (int r = 0; r < cs[k]->n; r++) {
+                for (int i = 0; i < C; i++)
+                    in[r][i] = r - i;
+                m[k][r] = (struct sim_member){ in[r], 0, 4 * C, out[k][r], 0, 4 * C };
+            }
+            colls[k] = (struct sim_coll){ cs[k], ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_I32, 0,
+                                          4 * C, m[k] };
+        }
+        memset(out, 0, sizeof out);
+        ck_assert_int_eq(sim_run(S, colls, 3, 40u + (unsigned)round), 0);
+        for (int k = 0; k < 3; k++)
+            for (int r = 0; r < cs[k]->n; r++)
+                for (int i = 0; i < C; i++)
+                    ck_assert_int_eq(out[k][r][i],
+                                     cs[k]->n * (cs[k]->n - 1) / 2 - cs[k]->n * i);
+    }
+    S->loss = S->dup = 0;
+    sim_counters(S);
+    ck_assert_uint_gt(S->c[ACIS_SWC_repeats], 0);       /* loss was repaired */
+    ck_assert_uint_eq(switches_with(ACIS_SWC_link_up), 16);
+    float_sums(w);
+    comm_free(w);
+    comm_free(e);
+    comm_free(x);
+}
+END_TEST
+
+START_TEST(torus_4x4x4)
+{
+    setup_fabric("torus:4x4x4", 512, 64);
+    uint32_t top = 0, deepest = 0;
+    for (uint32_t i = 0; i < 64; i++) {
+        uint32_t d = 0;
+        for (uint32_t j = i; acis_fabric_parent(S->fab, j) != ACIS_PORT_SERVICE;
+             j = acis_fabric_parent(S->fab, j))
+            d++;
+        top += d == 0;
+        deepest = d > deepest ? d : deepest;
+    }
+    ck_assert_uint_eq(top, 1);
+    ck_assert_uint_eq(deepest, 6);                /* 2 hops per ring of 4 */
+    struct sim_comm *w = world(64);
+    every_kind(w, 51);
+    float_sums(w);
+    scan_refused(w);
+    /* every switch but the top sent up; every switch with children folded */
+    ck_assert_uint_eq(switches_with(ACIS_SWC_link_up), 63);
+    ck_assert_uint_gt(switches_with(ACIS_SWC_elements_reduced), 1);
+    comm_free(w);
+}
+END_TEST
+
+/* Two jobs on one fabric, their communicators running at once. */
+START_TEST(two_jobs)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    char err[160];
+    o.payload = 256;
+    S = calloc(1, sizeof *S);
+    ck_assert_msg(sim_init_fabric(S, "fattree:leaves=2,spines=1,radix=8", &o, err,
+                                  sizeof err) == 0, "%s", err);
+    uint32_t st;
+    /* job A: ranks 0-3 over both leaves; job B: ranks 0-3 likewise */
+    for (int h = 0; h < 8; h++)
+        ck_assert_int_eq(sim_join_at(S, (uint32_t)(h % 2), h < 4 ? KEY : KEY2,
+                                     (uint32_t)(h % 4), 4, &st), h);
+    int a[4] = { 0, 1, 2, 3 }, b[4] = { 4, 5, 6, 7 };
+    struct sim_comm *ca = comm(a, 4, 1), *cb = comm(b, 4, 1);
+    ck_assert_uint_ne(ca->ctx, cb->ctx);
+    enum { C = 300 };
+    static int32_t in[8][C], out[8][C];
+    struct sim_member ma[4], mb[4];
+    for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < C; i++) {
+            in[r][i] = r + i;
+            in[4 + r][i] = 1000 * r - i;
+        }
+        ma[r] = (struct sim_member){ in[r], 0, 4 * C, out[r], 0, 4 * C };
+        mb[r] = (struct sim_member){ in[4 + r], 0, 4 * C, out[4 + r], 0, 4 * C };
+    }
+    struct sim_coll colls[2] = {
+        { ca, ACIS_K_ALLREDUCE, ACIS_OP_SUM, ACIS_DT_I32, 0, 4 * C, ma },
+        { cb, ACIS_K_ALLREDUCE, ACIS_OP_MAX, ACIS_DT_I32, 0, 4 * C, mb },
+    };
+    ck_assert_int_eq(sim_run(S, colls, 2, 5), 0);
+    for (int r = 0; r < 4; r++)
+        for (int i = 0; i < C; i++) {
+            ck_assert_int_eq(out[r][i], 6 + 4 * i);
+            ck_assert_int_eq(out[4 + r][i], 3000 - i);
+        }
+    uint64_t c[ACIS_SWC_COUNT];
+    acis_fabric_counters(S->fab, 2, c);
+    ck_assert_uint_eq(c[ACIS_SWC_jobs], 2);
+    ck_assert_uint_eq(c[ACIS_SWC_tables_in_use], 2);
+    comm_free(ca);
+    comm_free(cb);
+}
+END_TEST
+
+/* The top of the tree refuses what it cannot serve, whoever asks. */
+START_TEST(refusals)
+{
+    setup_fabric("fattree:leaves=2,spines=1,radix=4", 256, 3);   /* rank 3 never joins */
+    struct sim_comm c = { .n = 3, .host = { 0, 1, 2 } };
+    uint8_t pl[4 + 16], buf[ACIS_HDR_LEN + sizeof pl];
+    acis_put32(pl, 4);
+    for (uint32_t i = 0; i < 4; i++)
+        acis_put32(pl + 4 + 4 * i, i);            /* ranks 0..3 of a world of 3 */
+    sim_control(buf, ACIS_K_CT_CREATE, KEY, 2, 0, 5, pl, sizeof pl);
+    sim_send_raw(S, 2, buf, sizeof buf);
+    struct sim_pkt p;
+    struct acis_hdr h;
+    int got = 0;
+    while (sim_pop(S, 2, &p)) {
+        if (acis_wire_decode(p.data, p.len, ACIS_MAX_PAYLOAD, &h) == ACIS_WERR_OK &&
+            ACIS_OPC_KIND(h.opcode) == ACIS_K_CT_REPLY) {
+            ck_assert_uint_eq(acis_get32(p.data + ACIS_HDR_LEN), ACIS_ST_UNKNOWN_RANK);
+            got = 1;
+        }
+        free(p.data);
+    }
+    ck_assert_int_eq(got, 1);
+    /* a host may not speak for a switch */
+    uint8_t j[ACIS_HDR_LEN + ACIS_LINK_JOIN_LEN];
+    acis_put32(pl, 3);
+    sim_control(j, ACIS_K_LINK_JOIN, KEY, 0, 0, 1, pl, ACIS_LINK_JOIN_LEN);
+    sim_counters(S);
+    uint64_t before = S->c[ACIS_SWC_drop_foreign];
+    sim_send_raw(S, 0, j, sizeof j);
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_foreign], before + 1);
+    ck_assert_uint_eq(sim_ct_create(S, &c, 6), ACIS_ST_OK);
+    every_kind(&c, 61);
+    ck_assert_uint_eq(sim_ct_free(S, &c), ACIS_ST_OK);
+}
+END_TEST
+
+START_TEST(bad_topologies)
+{
+    const char *bad[] = { "ring", "fattree:leaves=5,spines=1,radix=4",
+                          "fattree:leaves=2,spines=3,radix=4", "fattree:leaves=2,spines=1,radix=5",
+                          "torus:4x4", "torus:0x1x1", "star:2" };
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    struct acis_sw_io io = { 0 };
+    char err[160];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        ck_assert_ptr_null(acis_fabric_create(bad[i], &o, &io, err, sizeof err));
+        ck_assert_msg(strstr(err, "fattree:leaves=L") != NULL, "%s: %s", bad[i], err);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("fabric");
+    TCase *t = tcase_create("fabric");
+    tcase_add_checked_fixture(t, NULL, teardown);
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, fattree_two_leaves);
+    tcase_add_test(t, fattree_256_hosts);
+    tcase_add_test(t, torus_4x4x4);
+    tcase_add_test(t, two_jobs);
+    tcase_add_test(t, refusals);
+    tcase_add_test(t, bad_topologies);
+    suite_add_tcase(s, t);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
