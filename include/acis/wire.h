@@ -162,7 +162,9 @@ enum acis_wire_err {
 /* ---- control payloads (all fields little-endian u32 unless noted) ---- */
 
 /* HELLO: header.src = global rank, header.job_key; payload: */
-#define ACIS_HELLO_LEN 8         /* u32 world_size, u32 flags (0) */
+#define ACIS_HELLO_LEN 8         /* u32 world_size, u32 flags */
+#define ACIS_HELLO_SWITCH 1u     /* flags: a switch asks its parent for a
+                                    link port; src is its boot id, world 0 */
 
 /* WELCOME: header.seq echoes the HELLO's; payload: */
 #define ACIS_WELCOME_LEN 32      /* u32 status, port, max_payload, window,
@@ -177,8 +179,10 @@ enum acis_wire_err {
 
 /* CT_REPLY: header.seq echoes, header.root is the requester's global rank
  * (a fabric routes the answer down by it); payload u32 status, ctx, window,
- * max_payload */
-#define ACIS_CT_REPLY_LEN 16
+ * max_payload, flags */
+#define ACIS_CT_REPLY_LEN 20
+#define ACIS_CT_SPANS 1u         /* flags: the row spans linked switches, which
+                                    serve no scans (ACIS_K_SCAN, EXSCAN) */
 
 /* CT_FREE: header.ctx; CT_FREED: header.ctx, header.root as in CT_REPLY,
  * payload u32 status.  Down a fabric, CT_FREE drops the row ctx. */

@@ -39,6 +39,8 @@ struct acis_comm {
     uint32_t ctx;                         /* context id from the switch */
     uint32_t window;                      /* aggregation slots of the row */
     uint32_t payload;                     /* data bytes per packet */
+    int no_scan;                          /* the row spans linked switches:
+                                             scans stay in software */
     uint32_t epoch;                       /* acis_ct.epoch when set up */
     uint32_t boot;                        /* the switch's boot id (names it
                                              to the other members) */

@@ -15,8 +15,8 @@
 /* F_MY_WIN and F_MY_WIN_NEG (its complement) carry each member's own
  * window: after the MAX both give the largest and the smallest, so every
  * member sees alike whether all made their state for the same window. */
-enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_LOCAL_FAIL, F_LOST, F_MY_WIN, F_MY_WIN_NEG,
-       F_COUNT };
+enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_FLAGS, F_LOCAL_FAIL, F_LOST, F_MY_WIN,
+       F_MY_WIN_NEG, F_COUNT };
 
 /* Global ranks of comm's members, in comm rank order (local: groups). */
 static uint32_t *member_ranks(const struct acis_comm *cs)
@@ -91,15 +91,17 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     mine[F_MY_WIN] = acis_dev_info()->window;
     mine[F_MY_WIN_NEG] = UINT32_MAX - mine[F_MY_WIN];
     if (cs->rank == 0 && !lost && !mine[F_LOCAL_FAIL]) {
-        uint32_t st = 0, ctx = 0, win = 0, pl = 0;
+        uint32_t st = 0, ctx = 0, win = 0, pl = 0, flags = 0;
         acis_dev_lock();
-        int rc = acis_dev_ct_create(cs->granks, (uint32_t)cs->size, &st, &ctx, &win, &pl);
+        int rc = acis_dev_ct_create(cs->granks, (uint32_t)cs->size, &st, &ctx, &win, &pl,
+                                    &flags);
         acis_dev_unlock();
         if (rc == 0) {
             mine[F_STATUS] = st + 1;
             mine[F_CTX] = ctx;
             mine[F_WINDOW] = win;
             mine[F_PAYLOAD] = pl;
+            mine[F_FLAGS] = flags;
         } else {
             mine[F_LOCAL_FAIL] = 1;
         }
@@ -139,6 +141,7 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     cs->ctx = all[F_CTX];
     cs->window = all[F_WINDOW];
     cs->payload = all[F_PAYLOAD];
+    cs->no_scan = (all[F_FLAGS] & ACIS_CT_SPANS) != 0;
     cs->epoch = acis_ct.epoch;
     cs->boot = acis_dev_info()->boot;
     cs->state = ACIS_CT_READY;

@@ -198,6 +198,9 @@ acis_reason_t acis_select(struct acis_call *c)
         r = acis_policy(&in);
         if (r == ACIS_REASON_NONE)
             r = acis_comm_ready(cs);           /* collective the first time */
+        if (r == ACIS_REASON_NONE && cs->no_scan &&
+            (c->kind == ACIS_K_SCAN || c->kind == ACIS_K_EXSCAN))
+            r = ACIS_REASON_NOT_OFFLOADABLE;   /* no switch of a fabric has prefixes */
     }
     if (!c->inner)
         acis_count_call(&acis_util.coll[c->coll], r, c->bytes);

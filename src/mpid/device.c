@@ -452,7 +452,7 @@ void acis_dev_close(void)
 }
 
 int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
-                       uint32_t *ctx, uint32_t *window, uint32_t *payload)
+                       uint32_t *ctx, uint32_t *window, uint32_t *payload, uint32_t *flags)
 {
     if (n > ACIS_CT_CREATE_MAX) {
         *status = ACIS_ST_BAD_REQUEST;
@@ -476,6 +476,7 @@ int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
     *ctx = acis_get32(r + 4);
     *window = acis_get32(r + 8);
     *payload = acis_get32(r + 12);
+    *flags = acis_get32(r + 16);
     return 0;
 }
 

@@ -67,7 +67,7 @@ void acis_dev_set_deliver(acis_dev_deliver fn, void *arg);
 
 /* Control round trips, retried until the timeout.  0, or -1 on timeout. */
 int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
-                       uint32_t *ctx, uint32_t *window, uint32_t *payload);
+                       uint32_t *ctx, uint32_t *window, uint32_t *payload, uint32_t *flags);
 int acis_dev_ct_free(uint32_t ctx);
 int acis_dev_switch_stats(uint64_t *out, int max);
 

@@ -179,7 +179,14 @@ int acis_connect(void)
     const char *where = acis_util.cv.str[ACIS_CV_OFFLOAD_SWITCH];
     int auto_switch = strcmp(where, "auto") == 0 || strcmp(where, "AUTO") == 0;
     int chan = pick_channel(local, auto_switch, where);
-    if (chan == ACIS_DEV_SHM && !auto_switch) {
+    int mixed[2] = { auto_switch, !auto_switch };  /* each rank may name its own switch */
+    PMPI_Allreduce(MPI_IN_PLACE, mixed, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!mixed[0] && !mixed[1]) {
+        snprintf(why, sizeof why, "MPIR_CVAR_OFFLOAD_SWITCH is auto on some ranks and an "
+                 "address on others; give auto to every rank or to none");
+        failed = 1;
+        auto_switch = 0;
+    } else if (chan == ACIS_DEV_SHM && !auto_switch) {
         snprintf(why, sizeof why, "the shm channel needs MPIR_CVAR_OFFLOAD_SWITCH=auto "
                  "(the job's own shared-memory switch), not %.60s", where);
         failed = 1;

@@ -47,6 +47,11 @@ static int same(const struct sockaddr_storage *a, const struct sockaddr_storage 
            memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
 }
 
+int sw_peer_same(const struct sw_peer *a, const struct sw_peer *b)
+{
+    return a->len && b->len && same(&a->a, &b->a);
+}
+
 int sw_addrmap_init(struct sw_addrmap *m, uint32_t ports)
 {
     uint32_t cap = 16;

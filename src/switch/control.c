@@ -99,10 +99,35 @@ static void join_up(struct acis_sw *sw, const struct acis_hdr *h, uint32_t world
         sw_link_up(sw, ACIS_K_LINK_JOIN, h, p, sizeof p);
 }
 
+/* A switch below asks for a link port (a retry gets the same one). */
+static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_hdr *h)
+{
+    uint32_t p;
+    for (p = 0; p < sw->o.ports; p++)
+        if (sw->ports[p].in_use && sw->ports[p].link && sw->ports[p].rank == h->src) {
+            welcome(sw, p, peer, h, ACIS_ST_OK);
+            return;
+        }
+    for (p = 0; p < sw->o.ports && sw->ports[p].in_use; p++)
+        ;
+    if (p == sw->o.ports || sw->io.port_open(sw->io.ctx, p, peer) != 0) {
+        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+        return;
+    }
+    sw->ports[p] = (struct sw_port){ .in_use = 1, .link = 1, .rank = h->src };
+    if (sw->o.verbose)
+        fprintf(stderr, "acis-switch: switch %08x linked on port %u\n", h->src, p);
+    welcome(sw, p, peer, h, ACIS_ST_OK);
+}
+
 static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
                   const struct acis_hdr *h, const uint8_t *payload)
 {
     uint32_t world = acis_get32(payload);
+    if (port == ACIS_PORT_SERVICE && (acis_get32(payload + 4) & ACIS_HELLO_SWITCH)) {
+        link_hello(sw, peer, h);
+        return;
+    }
     if (port != ACIS_PORT_SERVICE || world == 0 || world > MAX_WORLD || h->src >= world) {
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_BAD_REQUEST);
         return;
@@ -152,6 +177,7 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
     welcome(sw, p, peer, h, ACIS_ST_OK);
 }
 
+/* Answer a CT_CREATE of h (or, sent to a parent, confirm a CT_INSTALL). */
 static void ct_reply(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
                      uint32_t status, uint32_t ctx)
 {
@@ -162,6 +188,8 @@ static void ct_reply(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h
     acis_put32(p + 4, ctx);
     acis_put32(p + 8, status == ACIS_ST_OK ? sw->window : 0);
     acis_put32(p + 12, sw->o.payload);
+    const struct sw_ct *ct = status == ACIS_ST_OK ? sw_ct_lookup(sw, ctx) : NULL;
+    acis_put32(p + 16, ct && ct->links ? ACIS_CT_SPANS : 0);
     r.root = h->src;                             /* a fabric routes it by this */
     sw_emit(sw, &port, 1, &r, p, sizeof p);
 }
@@ -174,11 +202,13 @@ static void ct_create(struct acis_sw *sw, uint32_t port, uint32_t job,
     uint32_t n = acis_get32(payload);
     size_t len = 4 + 4 * (size_t)n;
     for (uint32_t r = 0; r < sw->o.tables; r++) {
-        const struct sw_ct *ct = &sw->cts[r];
+        struct sw_ct *ct = &sw->cts[r];
         if (ct->in_use && ct->job == job && ct->creator_rank == h->src &&
-            ct->creator_req == h->seq) {
-            sw_link_install(sw, r, payload, len);                 /* a retry */
-            ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, r));
+            ct->creator_req == h->seq) {                          /* a retry */
+            ct->creator_port = port;
+            sw_link_install(sw, r, payload, len);
+            if (!ct->waiting)
+                ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, r));
             return;
         }
     }
@@ -196,12 +226,29 @@ static void ct_create(struct acis_sw *sw, uint32_t port, uint32_t job,
     }
     sw->cts[row].creator_rank = h->src;
     sw->cts[row].creator_req = h->seq;
-    sw_link_install(sw, row, payload, len);
+    sw->cts[row].creator_port = port;
     SWC(sw, tables_created)++;
     if (sw->o.verbose)
         fprintf(stderr, "acis-switch: row %u (ctx %#x) for %u members of job %016llx\n",
                 row, sw_ct_ctx(sw, row), n, (unsigned long long)h->job_key);
-    ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, row));
+    sw_link_install(sw, row, payload, len);
+    if (!sw->cts[row].waiting)                   /* else once the links hold it */
+        ct_reply(sw, port, h, ACIS_ST_OK, sw_ct_ctx(sw, row));
+}
+
+void sw_ct_created(struct acis_sw *sw, uint32_t row, uint32_t status)
+{
+    struct sw_ct *ct = &sw->cts[row];
+    struct acis_hdr h = { .job_key = sw->jobs[ct->job].key, .seq = ct->creator_req,
+                          .src = ct->creator_rank };
+    uint32_t port = ct->creator_port, ctx = sw_ct_ctx(sw, row);
+    if (status != ACIS_ST_OK) {
+        SWC(sw, tables_refused)++;
+        sw_link_free(sw, row);
+        sw_ct_free(sw, row);
+        ctx = 0;
+    }
+    ct_reply(sw, port, &h, status, ctx);
 }
 
 static void ct_free(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h)

@@ -75,6 +75,17 @@ void acis_sw_destroy(struct acis_sw *sw)
     free(sw);
 }
 
+void acis_sw_set_parent(struct acis_sw *sw, uint32_t boot)
+{
+    sw->up = 1;
+    sw->boot = boot;
+}
+
+uint32_t acis_sw_boot(const struct acis_sw *sw)
+{
+    return sw->boot;
+}
+
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out)
 {
     memcpy(out, sw->c, sizeof sw->c);

@@ -97,9 +97,8 @@ static uint32_t torus_parent(uint32_t i, const uint32_t d[3])
     return SW_NONE;                             /* the middle node */
 }
 
-/* Nodes, their parents and host ports for topo; 0, or -1 with err. */
-static int shape(const char *topo, const struct acis_sw_opts *o, uint32_t *n,
-                 uint32_t **parent, uint32_t **hosts, char *err, size_t errlen)
+int acis_fabric_plan(const char *topo, uint32_t star_ports, uint32_t *n, uint32_t **parent,
+                     uint32_t **hosts, char *err, size_t errlen)
 {
     uint32_t L = 0, S = 0, R = 0, d[3] = { 0 };
     if (strcmp(topo, "star") == 0) {
@@ -116,13 +115,16 @@ static int shape(const char *topo, const struct acis_sw_opts *o, uint32_t *n,
     *parent = malloc(sizeof(uint32_t) * *n);
     *hosts = malloc(sizeof(uint32_t) * *n);
     if (!*parent || !*hosts) {
+        free(*parent);
+        free(*hosts);
+        *parent = *hosts = NULL;
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (uint32_t i = 0; i < *n; i++) {
         if (strcmp(topo, "star") == 0) {
             (*parent)[i] = SW_NONE;
-            (*hosts)[i] = o->ports;
+            (*hosts)[i] = star_ports;
         } else if (topo[0] == 'f') {
             (*parent)[i] = i < L ? L : SW_NONE;
             (*hosts)[i] = i < L ? R / 2 : 0;
@@ -210,7 +212,7 @@ struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_op
 {
     uint32_t n = 0, *parent = NULL, *hosts = NULL;
     struct acis_fabric *f = NULL;
-    if (shape(topo, o, &n, &parent, &hosts, err, errlen) != 0)
+    if (acis_fabric_plan(topo, o->ports, &n, &parent, &hosts, err, errlen) != 0)
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !(f->nodes = calloc(n, sizeof *f->nodes)))
@@ -254,7 +256,10 @@ struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_op
         if (nd->parent == SW_NONE)
             continue;
         struct fab_node *up = &f->nodes[nd->parent];
-        nd->sw->up = 1;
+        uint32_t top = nd->parent;
+        while (f->nodes[top].parent != SW_NONE)
+            top = f->nodes[top].parent;
+        acis_sw_set_parent(nd->sw, acis_sw_boot(f->nodes[top].sw));
         up->port_node[nd->parent_port] = i;
         up->sw->ports[nd->parent_port] = (struct sw_port){ .in_use = 1, .link = 1 };
     }

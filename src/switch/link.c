@@ -29,14 +29,17 @@ void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
     send_to(sw, ACIS_PORT_UPLINK, &r, payload, len);
 }
 
-/* A control message of kind for row to each of its links. */
-static void down_each(struct acis_sw *sw, uint32_t row, unsigned kind,
-                      const uint8_t *payload, size_t len)
+/* A control message of kind for row to each of its links (that has not
+ * confirmed the row, if only_unacked); returns how many got it. */
+static uint32_t down_each(struct acis_sw *sw, uint32_t row, unsigned kind,
+                          const uint8_t *payload, size_t len, int only_unacked)
 {
     const struct sw_ct *ct = &sw->cts[row];
+    uint32_t n = 0;
     for (uint32_t c = 0; ct->links && c < ct->nchild; c++) {
-        if (ct->child_rank[c] != SW_NONE)
+        if (ct->child_rank[c] != SW_NONE || (only_unacked && ct->acked[c]))
             continue;
+        n++;
         struct acis_hdr r = {
             .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
             .opcode = ACIS_OPC(kind, ACIS_ALG_FLAT), .job_key = sw->jobs[ct->job].key,
@@ -44,16 +47,56 @@ static void down_each(struct acis_sw *sw, uint32_t row, unsigned kind,
         };
         send_to(sw, ct->child_port[c], &r, payload, len);
     }
+    return n;
 }
 
 void sw_link_install(struct acis_sw *sw, uint32_t row, const uint8_t *members, size_t len)
 {
-    down_each(sw, row, ACIS_K_CT_INSTALL, members, len);
+    sw->cts[row].waiting = down_each(sw, row, ACIS_K_CT_INSTALL, members, len, 1);
 }
 
 void sw_link_free(struct acis_sw *sw, uint32_t row)
 {
-    down_each(sw, row, ACIS_K_CT_FREE, NULL, 0);
+    down_each(sw, row, ACIS_K_CT_FREE, NULL, 0, 0);
+}
+
+/* Tell the parent whether this switch and those below hold row ctx. */
+static void confirm_up(struct acis_sw *sw, uint64_t key, uint32_t ctx, uint32_t status)
+{
+    uint8_t p[ACIS_CT_REPLY_LEN] = { 0 };
+    struct acis_hdr r = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_CT_REPLY, ACIS_ALG_FLAT), .flags = ACIS_F_RESULT,
+        .job_key = key, .ctx = ctx, .src = ACIS_NO_RANK, .root = ACIS_NO_RANK,
+    };
+    acis_put32(p, status);
+    acis_put32(p + 4, ctx);
+    send_to(sw, ACIS_PORT_UPLINK, &r, p, sizeof p);
+}
+
+/* CT_REPLY from the link on port: it holds row ctx, with everything below
+ * it, or cannot.  The last confirmation answers up the tree. */
+static void confirmed(struct acis_sw *sw, uint32_t port, uint32_t j, const struct acis_hdr *h,
+                      const uint8_t *payload)
+{
+    struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
+    uint32_t st = acis_get32(payload);
+    if (!ct || ct->job != j || ct->port_child[port] == SW_NONE || !ct->waiting) {
+        SWC(sw, drop_stale)++;                 /* a repeat, or a row since dropped */
+        return;
+    }
+    uint32_t c = ct->port_child[port], row = (uint32_t)(ct - sw->cts);
+    if (ct->acked[c])
+        return;
+    ct->acked[c] = 1;
+    if (st != ACIS_ST_OK)
+        ct->waiting = 1;                       /* done: the first refusal decides */
+    if (--ct->waiting)
+        return;
+    if (sw->up)
+        confirm_up(sw, h->job_key, h->ctx, st);
+    else
+        sw_ct_created(sw, row, st);
 }
 
 /* LINK_JOIN / LINK_LEAVE from the switch on port: rank h->src is now
@@ -94,6 +137,10 @@ void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h
         return;
     }
     uint32_t j = sw_find_job(sw, h->job_key);
+    if (kind == ACIS_K_CT_REPLY && j != SW_NONE && (h->flags & ACIS_F_RESULT)) {
+        confirmed(sw, port, j, h, payload);
+        return;
+    }
     if ((kind != ACIS_K_CT_CREATE && kind != ACIS_K_CT_FREE) || j == SW_NONE) {
         SWC(sw, drop_foreign)++;
         return;
@@ -114,7 +161,9 @@ static void install(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h,
     int st = ranks ? ACIS_ST_OK : ACIS_ST_NO_SLOTS;
     for (uint32_t i = 0; ranks && i < n; i++)
         ranks[i] = acis_get32(payload + 4 + 4 * i);
-    if (st == ACIS_ST_OK)
+    struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
+    int fresh = !ct;
+    if (st == ACIS_ST_OK && fresh)
         st = sw_ct_install(sw, j, h->ctx, ranks, n);
     free(ranks);
     if (st != ACIS_ST_OK) {
@@ -122,10 +171,19 @@ static void install(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h,
         if (sw->o.verbose)
             fprintf(stderr, "acis-switch: cannot hold ctx %#x its parent installed (status %d)\n",
                     h->ctx, st);
+        confirm_up(sw, h->job_key, h->ctx, (uint32_t)st);
         return;
     }
-    SWC(sw, tables_created)++;
-    sw_link_install(sw, (h->ctx & 0xffff) - 1, payload, h->payload_len);
+    uint32_t row = (h->ctx & 0xffff) - 1;
+    if (fresh)
+        SWC(sw, tables_created)++;
+    else if (!sw->cts[row].waiting) {
+        confirm_up(sw, h->job_key, h->ctx, ACIS_ST_OK);     /* the parent asks again */
+        return;
+    }
+    sw_link_install(sw, row, payload, h->payload_len);
+    if (!sw->cts[row].waiting)
+        confirm_up(sw, h->job_key, h->ctx, ACIS_ST_OK);
 }
 
 void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload)

@@ -102,6 +102,10 @@ struct sw_ct {
     uint32_t *child_rank;    /* nchild: a host's communicator rank, SW_NONE
                                 for a link */
     uint32_t creator_rank, creator_req;   /* makes CT_CREATE idempotent */
+    uint32_t creator_port;   /* where the request came in: the answer's way */
+    uint32_t waiting;        /* links that have not confirmed CT_INSTALL; the
+                                row answers its creator (or parent) at 0 */
+    uint8_t *acked;          /* nchild entries: a link confirmed */
     uint32_t window;         /* slots of this row */
     struct sw_slot *slots;
 };
@@ -179,6 +183,7 @@ struct sw_addrmap {
 };
 
 int sw_addrmap_init(struct sw_addrmap *m, uint32_t ports);
+int sw_peer_same(const struct sw_peer *a, const struct sw_peer *b);
 void sw_addrmap_free(struct sw_addrmap *m);
 uint32_t sw_addrmap_find(const struct sw_addrmap *m, const struct sw_peer *p);
 int sw_addrmap_add(struct sw_addrmap *m, uint32_t port, const struct sw_peer *p);
@@ -193,6 +198,9 @@ uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
 uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
 void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
                    const uint8_t *payload);
+/* The top of the tree answers the creator of row: status (the row is
+ * dropped unless it is OK). */
+void sw_ct_created(struct acis_sw *sw, uint32_t row, uint32_t status);
 
 /* A row combines here and answers (top of its tree), or a link is
  * involved (pieces of children are combined spans, scans cannot be
@@ -223,8 +231,8 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
 
 /* link.c: control messages to and from linked switches: a message up to
  * the parent (h's fields, kind and payload as given); a row's CT_INSTALL
- * and CT_FREE down to its links; what came from a child link or from the
- * parent. */
+ * to its links that have not confirmed it (counted in waiting), and
+ * CT_FREE to all; what came from a child link or from the parent. */
 void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
                 const uint8_t *payload, size_t len);
 void sw_link_install(struct acis_sw *sw, uint32_t row, const uint8_t *members, size_t len);

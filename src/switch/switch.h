@@ -72,6 +72,12 @@ void acis_sw_destroy(struct acis_sw *sw);
 void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
                    const uint8_t *pkt, size_t len);
 
+/* This switch has a parent, on ACIS_PORT_UPLINK: rows come from it and
+ * segments complete there.  Its boot id becomes the parent's (a fabric
+ * names its contexts by the top's).  acis_sw_boot: the id in WELCOMEs. */
+void acis_sw_set_parent(struct acis_sw *sw, uint32_t boot);
+uint32_t acis_sw_boot(const struct acis_sw *sw);
+
 /* Copy the counters (ACIS_SWC_COUNT values, enum acis_switch_counter). */
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);
 
@@ -119,6 +125,11 @@ int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
  * them; a host joins through acis_fabric_service of its switch.  Both
  * return once the switches are quiet. */
 struct acis_fabric;
+/* The tree of topo: n switches, each one's parent (UINT32_MAX at the top)
+ * and host ports (a star's: star_ports), in arrays the caller frees.  0,
+ * or -1 with err naming the topologies there are. */
+int acis_fabric_plan(const char *topo, uint32_t star_ports, uint32_t *n, uint32_t **parent,
+                     uint32_t **hosts, char *err, size_t errlen);
 struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_opts *o,
                                        const struct acis_sw_io *hosts_io,
                                        char *err, size_t errlen);
@@ -170,6 +181,13 @@ void acis_udpsw_counters(const struct acis_udpsw *u, uint64_t *out);
 
 /* The bound service address, "HOST:PORT". */
 const char *acis_udpsw_address(const struct acis_udpsw *u);
+
+/* Join the switch at parent ("HOST:PORT") as its child in a fabric, before
+ * serving: a link HELLO, repeated every 100 ms for up to timeout_ms.  Both
+ * must have the same payload, tables and slots.  0 with the link port at
+ * the parent in *port, or -1 with err filled. */
+int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
+                      uint32_t *port, char *err, size_t errlen);
 
 /* Serve until *stop becomes nonzero.  spin: poll without sleeping while
  * traffic flows (1) or sleep in epoll whenever idle (0). */

@@ -1,20 +1,24 @@
 /* switchd.c -- acis-switchd: a standalone emulated switch serving jobs
- * across hosts and several jobs at once.
+ * across hosts and several jobs at once, alone or linked under a parent
+ * switch in a fabric, or (--fabric) every switch of a fabric at once.
  *
- * usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]] [--ports N]
+ * usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]]
+ *                     [--uplink HOST:PORT | --fabric TOPOLOGY] [--ports N]
  *                     [--tables N] [--slots N] [--payload BYTES]
  *                     [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]
  *                     [--spin] [--verbose]
  * Prints "acis-switchd: listening on HOST:PORT" once bound (port 0 picks
- * one), or "acis-switchd: listening on verbs LID/QPN (DEV:PORT)" on an RDMA
- * queue pair.  SIGINT/SIGTERM stop it; --verbose then prints its
- * counters. */
+ * one) and linked, or "acis-switchd: listening on verbs LID/QPN (DEV:PORT)"
+ * on an RDMA queue pair.  SIGINT/SIGTERM stop it; --verbose then prints
+ * its counters. */
 #include "config.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "switch.h"
 
@@ -30,10 +34,19 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-    fputs("usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]] [--ports N]\n"
-          "                    [--tables N] [--slots N] [--payload BYTES] [--job-rows N]\n"
-          "                    [--job-ports N] [--fault-KIND RATE ...] [--spin] [--verbose]\n"
+    fputs("usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]] [--uplink HOST:PORT]\n"
+          "                    [--ports N] [--tables N] [--slots N] [--payload BYTES]\n"
+          "                    [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]\n"
+          "                    [--spin] [--verbose]\n"
           "  --listen    service address (default 127.0.0.1:0: loopback, any free port)\n"
+          "  --uplink    join the switch at HOST:PORT as its child in a fabric: segments\n"
+          "              are combined here and sent up, rows come from the top; give\n"
+          "              every switch of a fabric the same --payload, --tables, --slots\n"
+          "  --fabric    serve every switch of TOPOLOGY (fattree:leaves=L,spines=S,radix=R\n"
+          "              or torus:XxYxZ) in this process, each on its own UDP port of\n"
+          "              the --listen host (the top on --listen itself), linked as\n"
+          "              --uplink links them; prints 'switch I listening on ADDR' for\n"
+          "              each switch with host ports\n"
           "  --verbs     serve RDMA hosts (MPIR_CVAR_OFFLOAD_DEVICE=verbs) on a UD queue\n"
           "              pair of device DEV (auto: the nearest active) port PORT\n"
           "              (default its first active); prints the endpoint for\n"
@@ -52,20 +65,104 @@ static void usage(FILE *out)
 
 /* Serve on UDP until a signal; counters into c.  0, 1 on error, 2 if it
  * could not start. */
-static int serve_udp(const char *listen, const struct acis_sw_opts *o, int spin, uint64_t *c)
+static int serve_udp(const char *listen, const char *uplink, const struct acis_sw_opts *o,
+                     int spin, uint64_t *c)
 {
     char err[256];
+    uint32_t port;
     struct acis_udpsw *u = acis_udpsw_create(listen, o, err, sizeof err);
     if (!u) {
         fprintf(stderr, "acis-switchd: %s\n", err);
         return 2;
     }
+    if (uplink && acis_udpsw_uplink(u, uplink, 10000, &port, err, sizeof err) != 0) {
+        fprintf(stderr, "acis-switchd: --uplink: %s\n", err);
+        acis_udpsw_destroy(u);
+        return 2;
+    }
+    if (uplink)
+        printf("acis-switchd: linked to %s on its port %u\n", uplink, port);
     printf("acis-switchd: listening on %s\n", acis_udpsw_address(u));
     fflush(stdout);
     int rc = acis_udpsw_run(u, &stop_run, spin);
     acis_udpsw_counters(u, c);
     acis_udpsw_destroy(u);
     return rc == 0 ? 0 : 1;
+}
+
+/* --fabric: every switch of topo, the top first so each can link to its
+ * parent, each served by a thread until a signal; counters summed. */
+static int serve_fabric(const char *topo, const char *listen, const struct acis_sw_opts *o,
+                        int spin, uint64_t *c)
+{
+    char err[256], here[96];
+    uint32_t n = 0, *parent = NULL, *hosts = NULL, *order = NULL, port;
+    struct acis_udpsw **u = NULL;
+    int rc = 2;
+    if (acis_fabric_plan(topo, o->ports, &n, &parent, &hosts, err, sizeof err) != 0) {
+        fprintf(stderr, "acis-switchd: --fabric: %s\n", err);
+        return 2;
+    }
+    const char *colon = strrchr(listen, ':');
+    snprintf(here, sizeof here, "%.*s:0", colon ? (int)(colon - listen) : 0, listen);
+    u = calloc(n, sizeof *u);
+    order = malloc(sizeof(uint32_t) * n);
+    if (!u || !order)
+        goto out;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)              /* the top, then level by level */
+        if (parent[i] == UINT32_MAX)
+            order[k++] = i;
+    for (uint32_t q = 0; q < k; q++)
+        for (uint32_t i = 0; i < n; i++)
+            if (parent[i] == order[q])
+                order[k++] = i;
+    for (uint32_t q = 0; q < k; q++) {
+        uint32_t i = order[q], links = 0;
+        for (uint32_t j = 0; j < n; j++)
+            links += parent[j] == i;
+        struct acis_sw_opts so = *o;
+        so.ports = hosts[i] + links ? hosts[i] + links : 1;
+        u[i] = acis_udpsw_create(parent[i] == UINT32_MAX ? listen : here, &so, err, sizeof err);
+        if (!u[i] ||
+            (parent[i] != UINT32_MAX &&
+             acis_udpsw_uplink(u[i], acis_udpsw_address(u[parent[i]]), 10000, &port, err,
+                               sizeof err) != 0) ||
+            acis_udpsw_start(u[i], spin) != 0) {
+            fprintf(stderr, "acis-switchd: --fabric: switch %u: %s\n", i,
+                    u[i] ? err : err[0] ? err : "cannot start");
+            goto out;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (hosts[i])
+            printf("acis-switchd: switch %u listening on %s (%u host ports)\n", i,
+                   acis_udpsw_address(u[i]), hosts[i]);
+    printf("acis-switchd: fabric %s of %u switches ready\n", topo, n);
+    fflush(stdout);
+    while (!stop_flag) {
+        struct timespec tick = { 0, 100000000 };
+        nanosleep(&tick, NULL);
+    }
+    rc = 0;
+    memset(c, 0, sizeof(uint64_t) * ACIS_SWC_COUNT);
+out:
+    for (uint32_t q = n; u && order && q-- > 0;) {  /* the leaves first */
+        uint32_t i = order[q];
+        if (!u[i])
+            continue;
+        acis_udpsw_stop(u[i]);
+        uint64_t one[ACIS_SWC_COUNT];
+        acis_udpsw_counters(u[i], one);
+        for (int x = 0; rc == 0 && x < ACIS_SWC_COUNT; x++)
+            c[x] += one[x];
+        acis_udpsw_destroy(u[i]);
+    }
+    free(u);
+    free(order);
+    free(parent);
+    free(hosts);
+    return rc;
 }
 
 /* The same on an RDMA queue pair of DEV[:PORT]. */
@@ -107,7 +204,7 @@ static int serve_verbs(const char *spec, const struct acis_sw_opts *o, int spin,
 int main(int argc, char **argv)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    const char *listen = "127.0.0.1:0", *verbs = NULL;
+    const char *listen = "127.0.0.1:0", *verbs = NULL, *uplink = NULL, *fabric = NULL;
     int spin = 0;
     char err[256];
     for (int i = 1; i < argc; i++) {
@@ -123,6 +220,10 @@ int main(int argc, char **argv)
             listen = argv[++i];
         } else if (strcmp(a, "--verbs") == 0 && i + 1 < argc) {
             verbs = argv[++i];
+        } else if (strcmp(a, "--uplink") == 0 && i + 1 < argc) {
+            uplink = argv[++i];
+        } else if (strcmp(a, "--fabric") == 0 && i + 1 < argc) {
+            fabric = argv[++i];
         } else if (strncmp(a, "--", 2) == 0 && i + 1 < argc) {
             if (acis_sw_opt_set(&o, a + 2, argv[++i], err, sizeof err) != 0) {
                 fprintf(stderr, "acis-switchd: %s\n", err);
@@ -134,11 +235,17 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if ((verbs != NULL) + (uplink != NULL) + (fabric != NULL) > 1) {
+        fprintf(stderr, "acis-switchd: --verbs, --uplink and --fabric exclude each other\n");
+        return 2;
+    }
     struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     uint64_t c[ACIS_SWC_COUNT];
-    int rc = verbs ? serve_verbs(verbs, &o, spin, c) : serve_udp(listen, &o, spin, c);
+    int rc = verbs    ? serve_verbs(verbs, &o, spin, c)
+             : fabric ? serve_fabric(fabric, listen, &o, spin, c)
+                      : serve_udp(listen, uplink, &o, spin, c);
     if (rc == 2)
         return 1;                                 /* could not start: said why */
     if (o.verbose)

@@ -94,7 +94,9 @@ static void row_clear(struct sw_ct *ct)
     free(ct->port_child);
     free(ct->child_port);
     free(ct->child_rank);
+    free(ct->acked);
     ct->slots = NULL;
+    ct->acked = NULL;
     ct->port_child = ct->child_port = ct->child_rank = NULL;
 }
 
@@ -138,7 +140,8 @@ static int row_children(struct acis_sw *sw, struct sw_ct *ct, const struct sw_jo
     ct->nchild = n;
     ct->child_port = malloc(sizeof(uint32_t) * n);
     ct->child_rank = malloc(sizeof(uint32_t) * n);
-    if (!ct->child_port || !ct->child_rank)
+    ct->acked = calloc(n, 1);
+    if (!ct->child_port || !ct->child_rank || !ct->acked)
         return ACIS_ST_NO_SLOTS;
     for (uint32_t i = 0; i < ct->size; i++) {
         uint32_t port = ranks[i] < j->size ? j->rank_port[ranks[i]] : SW_NONE;

@@ -41,6 +41,7 @@ struct acis_udpsw {
     socklen_t svc_len;
     char address[80];
     struct sw_addrmap map;        /* host ports by address */
+    struct sw_peer parent;        /* the parent switch in a fabric (len 0: none) */
     /* receive batch */
     uint8_t *bufs;
     struct mmsghdr msgs[BATCH];
@@ -105,7 +106,8 @@ static void send_batch(struct acis_udpsw *u, const uint32_t *ports, uint32_t n,
         unsigned k = 0;
         for (; k < BATCH && done + k < n; k++) {
             uint32_t port = ports[done + k];
-            const struct sw_peer *p = port < u->o.ports ? &u->map.addr[port] : NULL;
+            const struct sw_peer *p = port == ACIS_PORT_UPLINK ? &u->parent
+                                      : port < u->o.ports ? &u->map.addr[port] : NULL;
             struct msghdr *m = &u->out[k].msg_hdr;
             memset(m, 0, sizeof *m);
             if (!p || !p->len)
@@ -254,6 +256,61 @@ const char *acis_udpsw_address(const struct acis_udpsw *u)
     return u->address;
 }
 
+int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
+                      uint32_t *port, char *err, size_t errlen)
+{
+    struct sw_peer to = { .len = sizeof to.a };
+    if (acis_addr_parse(parent, &to.a, &to.len, err, errlen) != 0)
+        return -1;
+    uint8_t q[ACIS_HDR_LEN + ACIS_HELLO_LEN] = { 0 }, a[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
+    uint32_t me = acis_sw_boot(u->core);
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_HELLO, ACIS_ALG_FLAT), .payload_len = ACIS_HELLO_LEN,
+        .seq = 1, .src = me,
+    };
+    acis_hdr_encode(&h, q);
+    acis_put32(q + ACIS_HDR_LEN + 4, ACIS_HELLO_SWITCH);
+    acis_hdr_seal(q, q + ACIS_HDR_LEN, ACIS_HELLO_LEN);
+    uint64_t end = acis_now_ns() + (uint64_t)timeout_ms * 1000000;
+    while (acis_now_ns() < end) {
+        if (sendto(u->svc, q, sizeof q, 0, (struct sockaddr *)&to.a, to.len) < 0) {
+            snprintf(err, errlen, "cannot send to %s: %s", parent, strerror(errno));
+            return -1;
+        }
+        struct pollfd pf = { u->svc, POLLIN, 0 };
+        uint64_t retry = acis_now_ns() + 100000000;
+        while (acis_now_ns() < retry && poll(&pf, 1, 10) >= 0) {
+            struct sw_peer from = { .len = sizeof from.a };
+            ssize_t n = recvfrom(u->svc, a, sizeof a, 0, (struct sockaddr *)&from.a, &from.len);
+            struct acis_hdr w;
+            if (n < 0 || !sw_peer_same(&from, &to) ||
+                acis_wire_decode(a, (size_t)n, ACIS_MAX_PAYLOAD, &w) != ACIS_WERR_OK ||
+                ACIS_OPC_KIND(w.opcode) != ACIS_K_WELCOME || w.seq != 1)
+                continue;                      /* hosts try again once we serve */
+            const uint8_t *p = a + ACIS_HDR_LEN;
+            if (acis_get32(p) != ACIS_ST_OK) {
+                snprintf(err, errlen, "switch %s has no free port for a link", parent);
+                return -1;
+            }
+            if (acis_get32(p + 8) != u->o.payload || acis_get32(p + 16) != u->o.tables ||
+                acis_get32(p + 12) != u->o.slots / u->o.tables) {
+                snprintf(err, errlen, "switch %s has payload %u, tables %u, window %u; this "
+                         "one %u, %u, %u: give both the same --payload, --tables, --slots",
+                         parent, acis_get32(p + 8), acis_get32(p + 16), acis_get32(p + 12),
+                         u->o.payload, u->o.tables, u->o.slots / u->o.tables);
+                return -1;
+            }
+            u->parent = to;
+            acis_sw_set_parent(u->core, acis_get32(p + 28));
+            *port = acis_get32(p + 4);
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "switch %s did not answer within %d ms", parent, timeout_ms);
+    return -1;
+}
+
 /* Read up to FAIR_BATCHES batches; returns datagrams handled.  The socket
  * is level-triggered, so what is left is read in the next round, after
  * the loop's housekeeping: the kernel queues datagrams in arrival order,
@@ -280,6 +337,8 @@ static int drain(struct acis_udpsw *u)
             uint32_t port = sw_addrmap_find(&u->map, &u->peers[i]);
             if (port == SW_NONE || sw_is_hello(pkt, len))
                 port = ACIS_PORT_SERVICE;
+            if (sw_peer_same(&u->peers[i], &u->parent))
+                port = ACIS_PORT_UPLINK;
             acis_sw_input(u->core, port, &u->peers[i], pkt, len);
             if (len >= ACIS_HDR_LEN && ACIS_OPC_KIND(pkt[5]) >= ACIS_K_HELLO)
                 atomic_store(&u->others, u->home != SW_NONE &&

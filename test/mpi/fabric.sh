@@ -1,0 +1,92 @@
+#!/bin/sh
+# fabric.sh -- 4-rank jobs on fabrics of linked switches, each rank on the
+# switch it is attached to (an MPMD launch gives each its own
+# MPIR_CVAR_OFFLOAD_SWITCH): a fat tree of two leaves under a spine, three
+# separate acis-switchd linked with --uplink, and a 2x2x1 torus (a switch
+# per rank) from one acis-switchd --fabric.  Every collective is checked
+# against MPICH; all but scans are offloaded (a fabric has no prefixes:
+# they stay in software, as coll_check expects), and the counters show
+# segments combined in more than one switch; afterwards no switch holds
+# the job.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+
+NOSCAN=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
+NOSCAN=$NOSCAN,reduce_scatter,reduce_scatter_block
+GEOM="--payload 4096 --tables 16 --slots 256"
+
+# run4 A0 A1 A2 A3: coll_check on 4 ranks, rank i attached to switch Ai.
+run4() {
+    set -- "$TESTS_DIR/coll_check" --offload=$NOSCAN --offload-nb=$NOSCAN --matrix=quick \
+        "$1" "$2" "$3" "$4"
+    prog="$1 $2 $3 $4"
+    shift 4
+    spec=""
+    for a in "$@"; do
+        spec="$spec${spec:+ : }-n 1 env MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$a $prog"
+    done
+    # shellcheck disable=SC2086
+    timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "$MPIEXEC" $spec
+}
+
+stats() {   # stats ADDR FILE
+    "$top_builddir/tools/acis-info" --switch "$1" >"$2" || fail "acis-info --switch $1"
+}
+val() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
+
+idle() {    # idle FILE: the switch forgot the job
+    [ "$(val jobs "$1")" = 0 ] && [ "$(val ports_in_use "$1")" = 0 ] &&
+        [ "$(val tables_in_use "$1")" = 0 ] || { cat "$1"; fail "$1 still holds the job"; }
+    [ "$(val drop_malformed "$1")" = 0 ] || fail "$1: malformed packets"
+}
+
+note "fat tree: spine and two leaves, separate daemons"
+spine=$(start_switchd spine $GEOM) || fail "spine did not start"
+leaf0=$(start_switchd leaf0 $GEOM --uplink "$spine") || fail "leaf 0 did not link"
+leaf1=$(start_switchd leaf1 $GEOM --uplink "$spine") || fail "leaf 1 did not link"
+run4 "$leaf0" "$leaf0" "$leaf1" "$leaf1" || fail "job on the fat tree"
+stats "$spine" "$TMPD/spine"
+stats "$leaf0" "$TMPD/leaf0"
+stats "$leaf1" "$TMPD/leaf1"
+for f in leaf0 leaf1; do
+    [ "$(val link_up "$TMPD/$f")" -gt 0 ] || fail "$f sent nothing up"
+    [ "$(val link_up "$TMPD/$f")" = "$(val link_down "$TMPD/$f")" ] ||
+        fail "$f: answers down differ from segments up"
+    [ "$(val elements_reduced "$TMPD/$f")" -gt 0 ] || fail "$f combined nothing"
+    idle "$TMPD/$f"
+done
+[ "$(val elements_reduced "$TMPD/spine")" -gt 0 ] || fail "the spine combined nothing"
+[ "$(val seg_allgather "$TMPD/spine")" -gt 0 ] || fail "no allgather at the spine"
+[ "$(val link_up "$TMPD/spine")" = 0 ] || fail "the spine has no parent"
+idle "$TMPD/spine"
+echo "ok: fat tree, $(val segments "$TMPD/spine") segments at the spine," \
+     "$(val link_up "$TMPD/leaf0") and $(val link_up "$TMPD/leaf1") sent up by the leaves"
+
+note "torus 2x2x1: one acis-switchd --fabric"
+"$top_builddir/src/switch/acis-switchd" --fabric torus:2x2x1 $GEOM >"$TMPD/swtorus.out" 2>&1 &
+echo $! >"$TMPD/swtorus.pid"
+for i in $(seq 50); do
+    grep -q 'fabric .* ready' "$TMPD/swtorus.out" && break
+    sleep 0.1
+done
+grep -q 'fabric .* ready' "$TMPD/swtorus.out" || { cat "$TMPD/swtorus.out"; fail "no torus"; }
+set -- $(sed -n 's/^acis-switchd: switch [0-9]* listening on \([^ ]*\).*/\1/p' \
+    "$TMPD/swtorus.out")
+[ $# = 4 ] || fail "the torus has $# switches with hosts, not 4"
+run4 "$1" "$2" "$3" "$4" || fail "job on the torus"
+ups=0
+for a in "$@"; do
+    stats "$a" "$TMPD/t"
+    [ "$(val link_up "$TMPD/t")" -gt 0 ] && ups=$((ups + 1))
+    idle "$TMPD/t"
+done
+[ "$ups" = 3 ] || fail "$ups switches of the torus sent segments up, not 3"
+echo "ok: torus, 3 of 4 switches combined and sent up"
+
+note "auto on one rank, an address on the other"
+MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_VERBOSE=1 timeout 120 "$MPIEXEC" \
+    -n 1 env MPIR_CVAR_OFFLOAD_SWITCH=auto "$TESTS_DIR/coll_check" --matrix=quick --counts=3 : \
+    -n 1 env MPIR_CVAR_OFFLOAD_SWITCH="$spine" "$TESTS_DIR/coll_check" --matrix=quick --counts=3 \
+    >"$TMPD/out" 2>"$TMPD/err" || { cat "$TMPD/err"; fail "mixed switches: the job failed"; }
+grep -q 'collectives run in MPICH: MPIR_CVAR_OFFLOAD_SWITCH is auto on some ranks' "$TMPD/err" ||
+    { cat "$TMPD/err"; fail "mixed switches: no reason given"; }
+echo "ok: $(grep 'collectives run in MPICH' "$TMPD/err")"
