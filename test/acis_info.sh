@@ -5,7 +5,8 @@
 # and the configured switch -- answering (a running acis-switchd, with
 # its counters), not answering, embedded, or a verbs endpoint (with the
 # device port the channel would use, or why none); a malformed CVAR is
-# named and makes it exit 1, as MPI_Init would stop.
+# named and makes it exit 1, as MPI_Init would stop; the table cost per
+# switch of a fabric (--ct-size --topology).
 . "${top_srcdir:-.}/test/mpi/common.sh"
 INFO="$top_builddir/tools/acis-info"
 command -v jq >/dev/null || fail "jq is missing (scripts/deps installs it)"
@@ -55,6 +56,18 @@ MPIR_CVAR_OFFLOAD_WAIT=sometimes "$INFO" --json >"$TMPD/d.json" &&
     fail "a malformed CVAR did not make acis-info fail"
 jq -e '.cvar_error | test("MPIR_CVAR_OFFLOAD_WAIT")' "$TMPD/d.json" >/dev/null ||
     { cat "$TMPD/d.json"; fail "the error does not name the variable"; }
+
+note "what a communicator costs each switch of a fabric"
+"$INFO" --ct-size --json --topology torus:4x4x4 >"$TMPD/t.json" || fail "--ct-size --topology"
+jq -e '
+    .table.switches == 64 and .table.host_ports == 64 and
+    (.table.per_communicator | length) == 5 and
+    .table.per_communicator[1].fits == true and .table.per_communicator[1].max_children <= 7 and
+    .table.per_communicator[1].switches > 1 and .table.per_communicator[2].fits == false and
+    .build == null
+' "$TMPD/t.json" >/dev/null || { cat "$TMPD/t.json"; fail "ct-size report"; }
+"$INFO" --ct-size --topology ring 2>"$TMPD/err" && fail "a bad topology passed"
+grep -q "use star, fattree" "$TMPD/err" || { cat "$TMPD/err"; fail "bad topology: no reason"; }
 
 note "text"
 "$INFO" --no-switch >"$TMPD/t.txt" || fail "acis-info (text) failed"

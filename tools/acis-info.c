@@ -21,12 +21,17 @@ extern char **environ;
 
 static void usage(FILE *out)
 {
-    fputs("usage: acis-info [--json] [--comm-size P] [--no-switch]\n"
+    fputs("usage: acis-info [--json] [--comm-size P] [--topology T] [--no-switch]\n"
+          "       acis-info --ct-size [--json] [--comm-size P] [--topology T]\n"
           "       acis-info --version | --cvars[=markdown] | --switch HOST:PORT\n"
           "  (no option)        everything below, as text\n"
           "  --json             everything, as JSON\n"
           "  --comm-size P      table cost for a communicator of P ranks (default\n"
           "                     2, 16, 256, 4096, 65536)\n"
+          "  --topology T       the cost on each switch of a fabric: star (default),\n"
+          "                     fattree:leaves=L,spines=S,radix=R or torus:XxYxZ\n"
+          "                     (ranks on the first host ports)\n"
+          "  --ct-size          only that table\n"
           "  --no-switch        do not query the configured switch\n"
           "  --version          acis and MPICH versions\n"
           "  --cvars            every MPIR_CVAR_OFFLOAD_* variable, as text\n"
@@ -167,51 +172,105 @@ static void node(struct emit *e, const struct acis_cvars *cv)
     emit_close(e);
 }
 
-/* What communicators of the given sizes cost a switch built as the
- * embedded one would be (MPIR_CVAR_OFFLOAD_SWITCH_*). */
-static void table(struct emit *e, const struct acis_cvars *cv, long long only)
+/* One communicator of p ranks, on the first host ports of the tree: what
+ * it costs each switch that holds its row (the most, and all together). */
+static void row_cost(struct emit *e, const struct acis_sw_opts *o, const uint32_t *parent,
+                     const uint32_t *hosts, uint32_t n, long long p)
+{
+    uint32_t *kids = malloc(sizeof(uint32_t) * n), *links = calloc(n, sizeof(uint32_t));
+    int fits = kids && links && acis_fabric_row_children(parent, hosts, n, (uint64_t)p, kids) == 0;
+    if (n == 1 && kids && links) {
+        kids[0] = (uint32_t)p;                   /* a star: one port per rank */
+        fits = p <= o->ports;
+    }
+    struct acis_sw_row_size r = { 0 }, one;
+    long long held = 0, most = 0, all = 0, worst = 0;
+    for (uint32_t i = 0; kids && links && i < n; i++)
+        if (parent[i] != UINT32_MAX)
+            links[parent[i]]++;
+    for (uint32_t i = 0; (fits || n == 1) && kids && links && i < n; i++) {
+        if (!kids[i])
+            continue;
+        struct acis_sw_opts so = *o;
+        so.ports = n == 1 ? o->ports : hosts[i] + links[i];
+        acis_sw_row_size(&so, kids[i], &one);
+        held++;
+        most = kids[i] > most ? kids[i] : most;
+        all += (long long)one.state;
+        worst = (long long)one.buffers_worst > worst ? (long long)one.buffers_worst : worst;
+        if (one.state > r.state)
+            r = one;
+    }
+    emit_obj(e, NULL);
+    emit_int(e, "ranks", p);
+    emit_bool(e, "fits", fits);
+    emit_int(e, "switches", held);
+    emit_int(e, "max_children", most);
+    emit_int(e, "window", r.window);
+    emit_int(e, "state_bytes", (long long)r.state);
+    emit_int(e, "state_bytes_all", all);
+    emit_int(e, "buffer_bytes", (long long)r.buffers);
+    emit_int(e, "buffer_bytes_worst", worst);
+    emit_close(e);
+    free(kids);
+    free(links);
+}
+
+/* What communicators of the given sizes cost the switches of topology
+ * topo built as the embedded one would be (MPIR_CVAR_OFFLOAD_SWITCH_*):
+ * per switch holding the row (state_bytes, the most of any) and over the
+ * whole fabric.  0, or -1 if topo is not one. */
+static int table(struct emit *e, const struct acis_cvars *cv, const char *topo,
+                 long long only)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
     o.ports = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PORTS];
     o.tables = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_TABLES];
     o.slots = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_SLOTS];
     o.payload = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD];
-    const long long sizes[] = { 2, 16, 256, 4096, 65536 };
+    uint32_t n, *parent, *hosts;
+    char err[256];
+    if (acis_fabric_plan(topo, o.ports, &n, &parent, &hosts, err, sizeof err) != 0) {
+        fprintf(stderr, "acis-info: --topology: %s\n", err);
+        return -1;
+    }
+    long long sizes[] = { 2, 16, 256, 4096, 65536 }, nhosts = 0;
+    for (uint32_t i = 0; i < n; i++)
+        nhosts += hosts[i];
     emit_obj(e, "table");
-    emit_str(e, "topology", "star (one switch; the only topology of this version)");
+    emit_str(e, "topology", topo);
+    emit_int(e, "switches", n);
+    emit_int(e, "host_ports", nhosts);
     emit_int(e, "rows", o.tables);
     emit_int(e, "ports", o.ports);
     emit_int(e, "payload", o.payload);
     emit_arr(e, "per_communicator");
-    for (int i = 0; i < (only ? 1 : 5); i++) {
-        struct acis_sw_row_size r;
-        long long p = only ? only : sizes[i];
-        acis_sw_row_size(&o, (uint32_t)p, &r);
-        emit_obj(e, NULL);
-        emit_int(e, "ranks", p);
-        emit_bool(e, "fits", p <= o.ports);              /* one port per rank */
-        emit_int(e, "window", r.window);
-        emit_int(e, "state_bytes", (long long)r.state);
-        emit_int(e, "buffer_bytes", (long long)r.buffers);
-        emit_int(e, "buffer_bytes_worst", (long long)r.buffers_worst);
-        emit_close(e);
-    }
+    for (int i = 0; i < (only ? 1 : 5); i++)
+        row_cost(e, &o, parent, hosts, n, only ? only : sizes[i]);
     emit_close(e);
     emit_close(e);
+    free(parent);
+    free(hosts);
+    return 0;
 }
 
-static int report(int json, long long comm_size, int query)
+static int report(int json, long long comm_size, int query, const char *topo, int only_table)
 {
     struct emit e;
     struct acis_cvars cv;
     emit_begin(&e, stdout, json);
-    build(&e);
-    int rc = cvars(&e, &cv);
-    if (rc == 0) {
+    if (!only_table)
+        build(&e);
+    char err[512] = "";
+    int rc = only_table ? acis_cvars_parse(environ, &cv, err, sizeof err) : cvars(&e, &cv);
+    if (rc != 0 && only_table)
+        fprintf(stderr, "acis-info: %s\n", err);
+    if (rc == 0 && !only_table) {
         switch_status(&e, &cv, query);
         node(&e, &cv);
-        table(&e, &cv, comm_size);
     }
+    if (rc == 0)
+        rc = table(&e, &cv, topo, comm_size);
     emit_end(&e);
     return rc == 0 ? 0 : 1;
 }
@@ -234,8 +293,9 @@ static int show_switch(const char *addr)
 
 int main(int argc, char **argv)
 {
-    int json = 0, query = 1, single = 0;
+    int json = 0, query = 1, single = 0, only_table = 0;
     long long comm_size = 0;
+    const char *topo = "star";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--version") == 0) {
             printf("acis %s (built against MPICH %s)\n", PACKAGE_VERSION,
@@ -255,6 +315,10 @@ int main(int argc, char **argv)
             json = 1;
         } else if (strcmp(argv[i], "--no-switch") == 0) {
             query = 0;
+        } else if (strcmp(argv[i], "--ct-size") == 0) {
+            only_table = 1;
+        } else if (strcmp(argv[i], "--topology") == 0 && i + 1 < argc) {
+            topo = argv[++i];
         } else if (strcmp(argv[i], "--comm-size") == 0 && i + 1 < argc) {
             char *end;
             comm_size = strtoll(argv[++i], &end, 10);
@@ -271,5 +335,5 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    return single ? 0 : report(json, comm_size, query);
+    return single ? 0 : report(json, comm_size, query, topo, only_table);
 }

@@ -159,6 +159,8 @@ static int fold_ordered(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, 
                         const uint8_t *payload)
 {
     if (child != u->next) {
+        if (!u->held && !(u->held = calloc(ct->nchild, sizeof *u->held)))
+            return -1;                          /* kept with the row from now on */
         uint8_t *p = sw_alloc(stride(sw));
         if (!p)
             return -1;
@@ -168,7 +170,7 @@ static int fold_ordered(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, 
         return 0;
     }
     fold_next(sw, u, payload);
-    while (u->next < ct->nchild && u->held[u->next]) {
+    while (u->held && u->next < ct->nchild && u->held[u->next]) {
         uint8_t *p = u->held[u->next];
         u->held[u->next] = NULL;
         fold_next(sw, u, p);

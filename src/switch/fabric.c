@@ -136,6 +136,28 @@ int acis_fabric_plan(const char *topo, uint32_t star_ports, uint32_t *n, uint32_
     return 0;
 }
 
+int acis_fabric_row_children(const uint32_t *parent, const uint32_t *hosts, uint32_t n,
+                             uint64_t members, uint32_t *out)
+{
+    uint8_t *counted = calloc(n ? n : 1, 1);
+    if (!counted)
+        return -1;
+    memset(out, 0, sizeof(uint32_t) * n);
+    for (uint32_t i = 0; i < n && members; i++) {
+        uint32_t k = hosts[i] < members ? hosts[i] : (uint32_t)members;
+        if (!k)
+            continue;
+        out[i] += k;
+        members -= k;
+        for (uint32_t j = i; parent[j] != SW_NONE && !counted[j]; j = parent[j]) {
+            counted[j] = 1;                     /* j is a child of its parent */
+            out[parent[j]]++;
+        }
+    }
+    free(counted);
+    return members ? -1 : 0;
+}
+
 /* ---------------------------------------------------------------- io */
 
 static void enqueue(struct acis_fabric *f, uint32_t node, uint32_t port,

@@ -72,7 +72,8 @@ struct sw_use {
     uint32_t *rx_off, *rx_len;   /* what each child asked back */
     uint8_t *buf;            /* the segment being built, or its result */
     uint8_t **held;          /* ordered reductions: pieces that came before
-                                their turn (children entries, NULL: none) */
+                                their turn (children entries, allocated at
+                                the first such piece; NULL: none yet) */
     uint8_t *contrib;        /* scans: every member's piece */
 };
 

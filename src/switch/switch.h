@@ -130,6 +130,11 @@ struct acis_fabric;
  * or -1 with err naming the topologies there are. */
 int acis_fabric_plan(const char *topo, uint32_t star_ports, uint32_t *n, uint32_t **parent,
                      uint32_t **hosts, char *err, size_t errlen);
+/* The children a row of members ranks, placed on the first host ports
+ * switch by switch, has on each switch of that tree: out[i] (n entries, 0
+ * where the row is not held).  0, or -1 if the hosts are too few. */
+int acis_fabric_row_children(const uint32_t *parent, const uint32_t *hosts, uint32_t n,
+                             uint64_t members, uint32_t *out);
 struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_opts *o,
                                        const struct acis_sw_io *hosts_io,
                                        char *err, size_t errlen);

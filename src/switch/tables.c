@@ -74,15 +74,14 @@ void acis_sw_row_size(const struct acis_sw_opts *o, uint32_t children,
 {
     uint64_t n = children, window = o->tables ? o->slots / o->tables : 0;
     uint64_t per_use = (n + 63) / 64 * sizeof(uint64_t)    /* bits */
-                       + 2 * n * sizeof(uint32_t)           /* rx_off, rx_len */
-                       + n * sizeof(uint8_t *);             /* held */
+                       + 2 * n * sizeof(uint32_t);          /* rx_off, rx_len */
     out->window = (uint32_t)window;
     out->state = sizeof(struct sw_ct) + o->ports * sizeof(uint32_t) +
                  2 * n * sizeof(uint32_t) + window * (sizeof(struct sw_slot) + 2 * per_use);
     out->buffers = 2 * window * sw_round(o->payload);
     /* a scan keeps every member's piece; an ordered fold holds at most
-     * the members before the last */
-    out->buffers_worst = out->buffers + 2 * window * n * sw_round(o->payload);
+     * the children before the last, in an array of n pointers per use */
+    out->buffers_worst = out->buffers + 2 * window * n * (sw_round(o->payload) + sizeof(void *));
 }
 
 static void row_clear(struct sw_ct *ct)
@@ -180,8 +179,7 @@ static int row_build(struct acis_sw *sw, uint32_t r, uint16_t gen, uint32_t job,
             u->rx_off = malloc(sizeof(uint32_t) * ct->nchild);
             u->rx_len = malloc(sizeof(uint32_t) * ct->nchild);
             u->buf = sw_alloc(sw->o.payload);
-            u->held = calloc(ct->nchild, sizeof *u->held);
-            if (!u->bits || !u->rx_off || !u->rx_len || !u->buf || !u->held)
+            if (!u->bits || !u->rx_off || !u->rx_len || !u->buf)
                 goto fail;
         }
     }

@@ -430,6 +430,43 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* What a row costs each switch is bounded by the switch's radix (a fat
+ * tree) or its six neighbours and one host (a torus), whatever the
+ * communicator's size: never O(members). */
+START_TEST(table_bounds)
+{
+    const char *topo[2] = { "fattree:leaves=64,spines=1,radix=128", "torus:16x16x16" };
+    const uint32_t bound[2] = { 128, 7 };
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    char err[160];
+    for (int t = 0; t < 2; t++) {
+        uint32_t n, *parent, *hosts;
+        ck_assert_int_eq(acis_fabric_plan(topo[t], 0, &n, &parent, &hosts, err, sizeof err), 0);
+        uint32_t *kids = malloc(sizeof(uint32_t) * n);
+        for (uint64_t p = 2; p <= 4096; p *= 2) {
+            ck_assert_int_eq(acis_fabric_row_children(parent, hosts, n, p, kids), 0);
+            uint32_t most = 0, sum = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                most = kids[i] > most ? kids[i] : most;
+                sum += kids[i];
+            }
+            ck_assert_uint_le(most, bound[t]);
+            ck_assert_uint_ge(sum, p);           /* every member is some switch's child */
+            struct acis_sw_row_size r, cap;
+            o.ports = bound[t];
+            acis_sw_row_size(&o, most, &r);
+            acis_sw_row_size(&o, bound[t], &cap);
+            ck_assert_uint_le(r.state, cap.state);
+        }
+        /* both have 4096 hosts */
+        ck_assert_int_eq(acis_fabric_row_children(parent, hosts, n, 4097, kids), -1);
+        free(kids);
+        free(parent);
+        free(hosts);
+    }
+}
+END_TEST
+
 START_TEST(bad_topologies)
 {
     const char *bad[] = { "ring", "fattree:leaves=5,spines=1,radix=4",
@@ -457,6 +494,7 @@ int main(void)
     tcase_add_test(t, torus_4x4x4);
     tcase_add_test(t, two_jobs);
     tcase_add_test(t, refusals);
+    tcase_add_test(t, table_bounds);
     tcase_add_test(t, bad_topologies);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
