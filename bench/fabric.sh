@@ -41,7 +41,7 @@ start() {   # start NAME ARGS...: an acis-switchd; prints its address
     exit 1
 }
 star=$(start star $geom)
-spine=$(start spine $geom)
+spine=$(start spine $geom --links 2)
 leaf0=$(start leaf0 $geom --uplink "$spine")
 leaf1=$(start leaf1 $geom --uplink "$spine")
 "$sd" --fabric "torus:${np}x1x1" $geom >"$tmp/torus.out" 2>&1 &

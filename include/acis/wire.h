@@ -181,6 +181,7 @@ enum acis_wire_err {
  * (a fabric routes the answer down by it); payload u32 status, ctx, window,
  * max_payload, flags */
 #define ACIS_CT_REPLY_LEN 20
+#define ACIS_CT_REPLY_MIN 16     /* what switches before flags sent */
 #define ACIS_CT_SPANS 1u         /* flags: the row spans linked switches, which
                                     serve no scans (ACIS_K_SCAN, EXSCAN) */
 

@@ -476,7 +476,7 @@ int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
     *ctx = acis_get32(r + 4);
     *window = acis_get32(r + 8);
     *payload = acis_get32(r + 12);
-    *flags = acis_get32(r + 16);
+    *flags = acis_dev.answer_len >= ACIS_HDR_LEN + 20 ? acis_get32(r + 16) : 0;
     return 0;
 }
 

@@ -101,6 +101,7 @@ static int newer(const struct acis_hdr *h, const struct sw_use *u)
 static void use_reset(struct sw_use *u, uint32_t children)
 {
     u->busy = u->done = u->up = 0;
+    u->dups = 0;
     u->arrived = 0;
     u->placed = 0;
     u->lo = UINT32_MAX;
@@ -493,8 +494,9 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
     }
     if (u->busy && (u->bits[rank / 64] >> (rank % 64) & 1)) {
         SWC(sw, drop_duplicate)++;              /* say we are alive and waiting */
-        if (u->up)
-            send_up(sw, ct, u, h->slot);        /* the parent's answer may be lost */
+        if (u->up && u->dups++ % ct->nchild == 0)
+            send_up(sw, ct, u, h->slot);        /* the parent's answer may be lost:
+                                                   once per round of repeats */
         struct acis_hdr r;
         uint32_t port = ct->child_port[rank];
         result_header(sw, ct, u, h->slot, &r);

@@ -65,7 +65,7 @@ static void welcome(struct acis_sw *sw, uint32_t port, const void *peer,
 
 uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key)
 {
-    for (uint32_t j = 0; j < sw->o.ports; j++)
+    for (uint32_t j = 0; j < sw->njobs; j++)
         if (sw->jobs[j].in_use && sw->jobs[j].key == key)
             return j;
     return SW_NONE;
@@ -74,14 +74,19 @@ uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key)
 uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world)
 {
     uint32_t j;
-    for (j = 0; j < sw->o.ports && sw->jobs[j].in_use; j++)
+    for (j = 0; j < sw->njobs && sw->jobs[j].in_use; j++)
         ;
-    if (j == sw->o.ports || world == 0 || world > MAX_WORLD)
+    if (j == sw->njobs || world == 0 || world > MAX_WORLD)
         return SW_NONE;
     struct sw_job *nj = &sw->jobs[j];
     nj->rank_port = malloc(sizeof(uint32_t) * world);
-    if (!nj->rank_port)
+    nj->owed = sw->up ? calloc(world, 1) : NULL;
+    if (!nj->rank_port || (sw->up && !nj->owed)) {
+        free(nj->rank_port);
+        free(nj->owed);
+        memset(nj, 0, sizeof *nj);
         return SW_NONE;
+    }
     memset(nj->rank_port, 0xff, sizeof(uint32_t) * world);
     nj->in_use = 1;
     nj->key = key;
@@ -90,16 +95,14 @@ uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world)
     return j;
 }
 
-/* Tell the parent, if any, that rank src of h's job is here or below. */
-static void join_up(struct acis_sw *sw, const struct acis_hdr *h, uint32_t world)
+void sw_job_done(struct acis_sw *sw, uint32_t j)
 {
-    uint8_t p[ACIS_LINK_JOIN_LEN];
-    acis_put32(p, world);
-    if (sw->up)
-        sw_link_up(sw, ACIS_K_LINK_JOIN, h, p, sizeof p);
+    if (sw->jobs[j].in_use && sw->jobs[j].joined == 0 && sw->jobs[j].nowed == 0)
+        sw_job_release(sw, j);
 }
 
-/* A switch below asks for a link port (a retry gets the same one). */
+/* A switch below asks for a link port (a retry gets the same one); only
+ * as many as --links allows. */
 static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_hdr *h)
 {
     uint32_t p;
@@ -110,11 +113,13 @@ static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_h
         }
     for (p = 0; p < sw->o.ports && sw->ports[p].in_use; p++)
         ;
-    if (p == sw->o.ports || sw->io.port_open(sw->io.ctx, p, peer) != 0) {
+    if (p == sw->o.ports || sw->nlinks >= sw->o.links ||
+        sw->io.port_open(sw->io.ctx, p, peer) != 0) {
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;
     }
     sw->ports[p] = (struct sw_port){ .in_use = 1, .link = 1, .rank = h->src };
+    sw->nlinks++;
     if (sw->o.verbose)
         fprintf(stderr, "acis-switch: switch %08x linked on port %u\n", h->src, p);
     welcome(sw, p, peer, h, ACIS_ST_OK);
@@ -139,7 +144,6 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
     }
     if (j != SW_NONE && sw->jobs[j].rank_port[h->src] != SW_NONE &&
         !sw->ports[sw->jobs[j].rank_port[h->src]].link) {
-        join_up(sw, h, world);
         welcome(sw, sw->jobs[j].rank_port[h->src], peer, h, ACIS_ST_OK);  /* a retry */
         return;
     }
@@ -159,8 +163,7 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         return;
     }
     if (sw->io.port_open(sw->io.ctx, p, peer) != 0) {
-        if (sw->jobs[j].joined == 0)
-            sw_job_release(sw, j);
+        sw_job_done(sw, j);
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;
     }
@@ -170,7 +173,7 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
     sw->jobs[j].hosts++;
     sw->jobs[j].rank_port[h->src] = p;
     SWC(sw, ports_in_use)++;
-    join_up(sw, h, world);
+    sw_link_rank(sw, j, h->src, 1);
     if (sw->o.verbose)
         fprintf(stderr, "acis-switch: job %016llx rank %u joined on port %u\n",
                 (unsigned long long)h->job_key, h->src, p);
@@ -270,6 +273,12 @@ static void ct_free(struct acis_sw *sw, uint32_t port, uint32_t job, const struc
     sw_emit(sw, &port, 1, &r, p, sizeof p);
 }
 
+void sw_ct_refuse(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h, uint32_t status)
+{
+    SWC(sw, tables_refused)++;
+    ct_reply(sw, port, h, status, 0);
+}
+
 void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
                    const uint8_t *payload)
 {
@@ -293,19 +302,18 @@ static void stats(struct acis_sw *sw, uint32_t port, const void *peer,
     answer(sw, port, peer, &r, p, sizeof p);
 }
 
-static void bye(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h)
+static void bye(struct acis_sw *sw, uint32_t port)
 {
     struct sw_port *sp = &sw->ports[port];
     struct sw_job *j = &sw->jobs[sp->job];
-    if (sw->up)
-        sw_link_up(sw, ACIS_K_LINK_LEAVE, h, NULL, 0);
     j->rank_port[sp->rank] = SW_NONE;
     sp->in_use = 0;
     SWC(sw, ports_in_use)--;
     sw->io.port_close(sw->io.ctx, port);
     j->hosts--;
-    if (--j->joined == 0)
-        sw_job_release(sw, sp->job);
+    j->joined--;
+    sw_link_rank(sw, sp->job, sp->rank, 0);
+    sw_job_done(sw, sp->job);
 }
 
 void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
@@ -341,7 +349,7 @@ void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
     switch (kind) {
     case ACIS_K_CT_CREATE:
     case ACIS_K_CT_FREE:   sw_ct_request(sw, port, sw->ports[port].job, h, payload); break;
-    case ACIS_K_BYE:       bye(sw, port, h); break;
+    case ACIS_K_BYE:       bye(sw, port); break;
     default:               SWC(sw, drop_foreign)++; break;
     }
 }

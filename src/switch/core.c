@@ -45,8 +45,9 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
         sw->o.job_ports = o->ports;
     if (getrandom(&sw->boot, sizeof sw->boot, 0) != sizeof sw->boot)
         sw->boot = (uint32_t)acis_now_ns();
+    sw->njobs = o->jobs ? o->jobs : o->ports > 256 ? o->ports : 256;
     sw->ports = calloc(o->ports, sizeof *sw->ports);
-    sw->jobs = calloc(o->ports, sizeof *sw->jobs);
+    sw->jobs = calloc(sw->njobs, sizeof *sw->jobs);
     sw->cts = calloc(o->tables, sizeof *sw->cts);
     sw->scratch = sw_alloc(o->payload);
     if (!sw->ports || !sw->jobs || !sw->cts || !sw->scratch)
@@ -65,7 +66,7 @@ void acis_sw_destroy(struct acis_sw *sw)
     if (!sw)
         return;
     if (sw->jobs)
-        for (uint32_t j = 0; j < sw->o.ports; j++)
+        for (uint32_t j = 0; j < sw->njobs; j++)
             if (sw->jobs[j].in_use)
                 sw_job_release(sw, j);
     free(sw->ports);
@@ -73,6 +74,14 @@ void acis_sw_destroy(struct acis_sw *sw)
     free(sw->cts);
     free(sw->scratch);
     free(sw);
+}
+
+void acis_sw_tick(struct acis_sw *sw, uint64_t now_ns)
+{
+    if (!sw->up || now_ns - sw->last_tick < 100000000ull)
+        return;
+    sw->last_tick = now_ns;
+    sw_link_tick(sw);
 }
 
 void acis_sw_set_parent(struct acis_sw *sw, uint32_t boot)

@@ -1,10 +1,12 @@
 /* link.c -- a switch's links in a fabric.  Up to the parent go the ranks
- * that join and leave below (LINK_JOIN / LINK_LEAVE, so every switch's
- * forwarding table says which port or link each rank is behind) and the
- * hosts' CT_CREATE / CT_FREE, which only the top of the tree carries out.
- * Down from it come the rows to hold (CT_INSTALL, with the same context
- * id everywhere) or drop (CT_FREE), and the answers to requests, routed
- * to the requester by its rank.  The data plane of links is in cgr.c. */
+ * that join and leave below (LINK_JOIN / LINK_LEAVE, confirmed by the
+ * parent and told again until they are, so every switch's forwarding
+ * table says which port or link each rank is behind) and the hosts'
+ * CT_CREATE / CT_FREE, which only the top of the tree carries out.  Down
+ * from it come the rows to hold (CT_INSTALL, with the same context id
+ * everywhere, confirmed up the tree before the creator is answered) or
+ * drop (CT_FREE), and the answers to requests, routed to the requester by
+ * its rank.  The data plane of links is in cgr.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -93,38 +95,104 @@ static void confirmed(struct acis_sw *sw, uint32_t port, uint32_t j, const struc
         ct->waiting = 1;                       /* done: the first refusal decides */
     if (--ct->waiting)
         return;
-    if (sw->up)
-        confirm_up(sw, h->job_key, h->ctx, st);
-    else
+    if (!sw->up) {
         sw_ct_created(sw, row, st);
+        return;
+    }
+    confirm_up(sw, h->job_key, h->ctx, st);
+    if (st != ACIS_ST_OK) {                    /* the top drops it or asks again */
+        sw_link_free(sw, row);
+        sw_ct_free(sw, row);
+    }
+}
+
+/* Tell the parent what it owes of rank r: a join or a leave. */
+static void tell(struct acis_sw *sw, const struct sw_job *job, uint32_t r, uint8_t what)
+{
+    uint8_t p[ACIS_LINK_JOIN_LEN];
+    struct acis_hdr h = { .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+                          .job_key = job->key, .src = r };
+    acis_put32(p, job->size);
+    if (what == SW_JOIN)
+        sw_link_up(sw, ACIS_K_LINK_JOIN, &h, p, sizeof p);
+    else
+        sw_link_up(sw, ACIS_K_LINK_LEAVE, &h, NULL, 0);
+}
+
+void sw_link_rank(struct acis_sw *sw, uint32_t j, uint32_t rank, int join)
+{
+    struct sw_job *job = &sw->jobs[j];
+    if (!sw->up || !job->owed)
+        return;
+    if (!job->owed[rank])
+        job->nowed++;
+    job->owed[rank] = join ? SW_JOIN : SW_LEAVE;
+    tell(sw, job, rank, job->owed[rank]);
+}
+
+void sw_link_tick(struct acis_sw *sw)
+{
+    for (uint32_t j = 0; j < sw->njobs; j++) {
+        const struct sw_job *job = &sw->jobs[j];
+        for (uint32_t r = 0; job->in_use && job->nowed && r < job->size; r++)
+            if (job->owed[r])
+                tell(sw, job, r, job->owed[r]);
+    }
+}
+
+/* The parent confirms a join or leave of rank h->src. */
+static void told(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h)
+{
+    struct sw_job *job = &sw->jobs[j];
+    uint8_t what = ACIS_OPC_KIND(h->opcode) == ACIS_K_LINK_JOIN ? SW_JOIN : SW_LEAVE;
+    if (!job->owed || h->src >= job->size || job->owed[h->src] != what)
+        return;                                /* a repeat, or since changed */
+    job->owed[h->src] = 0;
+    job->nowed--;
+    sw_job_done(sw, j);
 }
 
 /* LINK_JOIN / LINK_LEAVE from the switch on port: rank h->src is now
- * below it, or no longer. */
+ * below it, or no longer.  Confirmed to it (repeats too); passed up only
+ * if it changed something here. */
 static void rank_moved(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
                        const uint8_t *payload)
 {
     int join = ACIS_OPC_KIND(h->opcode) == ACIS_K_LINK_JOIN;
+    uint32_t world = join ? acis_get32(payload) : 0;
     uint32_t j = sw_find_job(sw, h->job_key);
-    if (j == SW_NONE && join)
-        j = sw_job_new(sw, h->job_key, acis_get32(payload));
-    if (j == SW_NONE || h->src >= sw->jobs[j].size ||
-        (join && sw->jobs[j].size != acis_get32(payload))) {
+    if (join && j == SW_NONE && h->src < world)
+        j = sw_job_new(sw, h->job_key, world);
+    if (j == SW_NONE || h->src >= sw->jobs[j].size || (join && sw->jobs[j].size != world)) {
         SWC(sw, drop_foreign)++;               /* no room, or another size */
         return;
     }
     struct sw_job *job = &sw->jobs[j];
-    if (join && job->rank_port[h->src] == SW_NONE) {
-        job->rank_port[h->src] = port;
-        job->joined++;
-    } else if (!join && job->rank_port[h->src] == port) {
-        job->rank_port[h->src] = SW_NONE;
+    uint32_t *at = &job->rank_port[h->src];
+    int changed = join ? *at != port : *at == port;
+    if (join && *at == SW_NONE)
+        job->joined++;                         /* (moved from elsewhere: still one) */
+    if (!join && changed)
         job->joined--;
-    }
-    if (sw->up)
-        sw_link_up(sw, ACIS_OPC_KIND(h->opcode), h, payload, h->payload_len);
-    if (job->joined == 0)
-        sw_job_release(sw, j);
+    if (changed)
+        *at = join ? port : SW_NONE;
+    struct acis_hdr r = *h;
+    r.flags = ACIS_F_RESULT;
+    send_to(sw, port, &r, payload, h->payload_len);
+    if (changed)
+        sw_link_rank(sw, j, h->src, join);
+    sw_job_done(sw, j);
+}
+
+/* A CT_CREATE from the link on port of a job this switch has never heard
+ * of (its table was full when the job's ranks joined): refused, so the
+ * creator does not wait for an answer that never comes. */
+static void unknown_job(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h)
+{
+    if (ACIS_OPC_KIND(h->opcode) == ACIS_K_CT_CREATE)
+        sw_ct_refuse(sw, port, h, ACIS_ST_UNKNOWN_RANK);
+    else
+        SWC(sw, drop_foreign)++;
 }
 
 void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
@@ -141,8 +209,12 @@ void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h
         confirmed(sw, port, j, h, payload);
         return;
     }
-    if ((kind != ACIS_K_CT_CREATE && kind != ACIS_K_CT_FREE) || j == SW_NONE) {
+    if (kind != ACIS_K_CT_CREATE && kind != ACIS_K_CT_FREE) {
         SWC(sw, drop_foreign)++;
+        return;
+    }
+    if (j == SW_NONE) {
+        unknown_job(sw, port, h);
         return;
     }
     if (h->src >= sw->jobs[j].size || sw->jobs[j].rank_port[h->src] != port) {
@@ -163,9 +235,15 @@ static void install(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h,
         ranks[i] = acis_get32(payload + 4 + 4 * i);
     struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
     int fresh = !ct;
-    if (st == ACIS_ST_OK && fresh)
+    if (ct && ct->job != j)
+        st = ACIS_ST_BAD_REQUEST;
+    else if (st == ACIS_ST_OK && fresh)
         st = sw_ct_install(sw, j, h->ctx, ranks, n);
     free(ranks);
+    if (st == -1) {
+        SWC(sw, drop_stale)++;                 /* a late copy for an older row */
+        return;
+    }
     if (st != ACIS_ST_OK) {
         SWC(sw, tables_refused)++;
         if (sw->o.verbose)
@@ -195,7 +273,9 @@ void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8
         return;
     }
     SWC(sw, link_control)++;
-    if (kind == ACIS_K_CT_INSTALL) {
+    if ((kind == ACIS_K_LINK_JOIN || kind == ACIS_K_LINK_LEAVE) && (h->flags & ACIS_F_RESULT)) {
+        told(sw, j, h);
+    } else if (kind == ACIS_K_CT_INSTALL) {
         install(sw, j, h, payload);
     } else if (kind == ACIS_K_CT_FREE) {
         struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);

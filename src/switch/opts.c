@@ -19,6 +19,8 @@ int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
         { "payload", offsetof(struct acis_sw_opts, payload), ACIS_MIN_PAYLOAD, ACIS_MAX_PAYLOAD },
         { "job-rows", offsetof(struct acis_sw_opts, job_rows), 1, 65535 },
         { "job-ports", offsetof(struct acis_sw_opts, job_ports), 1, 65535 },
+        { "links", offsetof(struct acis_sw_opts, links), 0, 65535 },
+        { "jobs", offsetof(struct acis_sw_opts, jobs), 1, 65536 },
     };
     if (strncmp(name, "fault-", 6) == 0) {
         char *end = NULL;

@@ -11,6 +11,8 @@
 #include "switch.h"
 
 #define SW_NONE 0xffffffffu
+#define SW_JOIN 1
+#define SW_LEAVE 2
 
 /* Buffers handed to the reduction kernels start at a multiple of this
  * (a cache line; more than any element type needs). */
@@ -46,6 +48,10 @@ struct sw_job {
     uint32_t hosts;          /* of them on host ports here */
     uint32_t rows;           /* table rows held */
     uint32_t *rank_port;     /* size entries, SW_NONE until HELLO */
+    uint8_t *owed;           /* with a parent: size entries, what the parent
+                                has not confirmed of each rank (SW_JOIN,
+                                SW_LEAVE or 0); the job stays until none */
+    uint32_t nowed;
 };
 
 /* One use of an aggregation slot: a segment of one collective. */
@@ -58,6 +64,7 @@ struct sw_use {
                                 combined, every member is told so */
     uint8_t up;              /* complete here, sent to the parent switch,
                                 waiting for its answer */
+    uint32_t dups;           /* repeats from children while up */
     uint32_t placed;         /* VAR gathers: bytes placed so far */
     uint32_t lo, hi;         /* gather-type: the span of bytes placed */
     uint32_t up_off, up_len; /* the part of the segment asked of the parent */
@@ -115,7 +122,7 @@ struct acis_sw {
     struct acis_sw_opts o;
     struct acis_sw_io io;
     struct sw_port *ports;   /* o.ports */
-    struct sw_job *jobs;     /* o.ports (at most one job per port) */
+    struct sw_job *jobs;     /* njobs */
     struct sw_ct *cts;       /* o.tables */
     uint32_t window;         /* slots per row: o.slots / o.tables */
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
@@ -123,6 +130,9 @@ struct acis_sw {
                                 packet buffer is not aligned goes here */
     uint8_t up;              /* a parent switch is on ACIS_PORT_UPLINK: rows
                                 are installed by it, segments complete there */
+    uint32_t njobs;          /* entries of jobs */
+    uint32_t nlinks;         /* link ports given out by link HELLO */
+    uint64_t last_tick;
     uint64_t c[ACIS_SWC_COUNT];
 };
 
@@ -197,8 +207,12 @@ void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
                 const struct acis_hdr *h, const uint8_t *payload);
 uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
 uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
+/* Release job j if no rank is here or below and the parent owes nothing. */
+void sw_job_done(struct acis_sw *sw, uint32_t j);
 void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
                    const uint8_t *payload);
+/* Answer a CT_CREATE of h on port with a refusal. */
+void sw_ct_refuse(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h, uint32_t status);
 /* The top of the tree answers the creator of row: status (the row is
  * dropped unless it is OK). */
 void sw_ct_created(struct acis_sw *sw, uint32_t row, uint32_t status);
@@ -236,6 +250,10 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
  * CT_FREE to all; what came from a child link or from the parent. */
 void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
                 const uint8_t *payload, size_t len);
+/* Rank of job is now here or below (join) or gone: the parent is told
+ * until it confirms; the job is released once gone and confirmed. */
+void sw_link_rank(struct acis_sw *sw, uint32_t job, uint32_t rank, int join);
+void sw_link_tick(struct acis_sw *sw);
 void sw_link_install(struct acis_sw *sw, uint32_t row, const uint8_t *members, size_t len);
 void sw_link_free(struct acis_sw *sw, uint32_t row);
 void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,

@@ -32,6 +32,10 @@ struct acis_sw_opts {
                                 quarters of tables, leaving at least one
                                 to other jobs when there are two or more */
     uint32_t job_ports;      /* host ports one job may hold; 0: all */
+    uint32_t links;          /* ports switches below may take (link
+                                HELLO); 0: none, a switch at the edge */
+    uint32_t jobs;           /* jobs tracked (here and below); 0: the
+                                ports, at least 256 */
     int verbose;             /* log control-plane events to stderr */
     struct acis_fault_rates faults;   /* injected on what the switch sends */
     uint64_t fault_seed;
@@ -77,6 +81,11 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
  * names its contexts by the top's).  acis_sw_boot: the id in WELCOMEs. */
 void acis_sw_set_parent(struct acis_sw *sw, uint32_t boot);
 uint32_t acis_sw_boot(const struct acis_sw *sw);
+
+/* Housekeeping, called now and then by the transport (at most every
+ * 100 ms acts): a switch with a parent tells it again the joins and
+ * leaves it has not confirmed. */
+void acis_sw_tick(struct acis_sw *sw, uint64_t now_ns);
 
 /* Copy the counters (ACIS_SWC_COUNT values, enum acis_switch_counter). */
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);

@@ -42,6 +42,9 @@ static void usage(FILE *out)
           "  --uplink    join the switch at HOST:PORT as its child in a fabric: segments\n"
           "              are combined here and sent up, rows come from the top; give\n"
           "              every switch of a fabric the same --payload, --tables, --slots\n"
+          "  --links     switches that may link below this one with --uplink (default 0)\n"
+          "  --jobs      jobs this switch tracks, its own and those below (default\n"
+          "              --ports, at least 256)\n"
           "  --fabric    serve every switch of TOPOLOGY (fattree:leaves=L,spines=S,radix=R\n"
           "              or torus:XxYxZ) in this process, each on its own UDP port of\n"
           "              the --listen host (the top on --listen itself), linked as\n"
@@ -121,8 +124,11 @@ static int serve_fabric(const char *topo, const char *listen, const struct acis_
         uint32_t i = order[q], links = 0;
         for (uint32_t j = 0; j < n; j++)
             links += parent[j] == i;
+        if (!hosts[i] && !links && parent[i] == UINT32_MAX)
+            continue;                            /* a spine off the tree: idle */
         struct acis_sw_opts so = *o;
         so.ports = hosts[i] + links ? hosts[i] + links : 1;
+        so.links = links;
         u[i] = acis_udpsw_create(parent[i] == UINT32_MAX ? listen : here, &so, err, sizeof err);
         if (!u[i] ||
             (parent[i] != UINT32_MAX &&

@@ -210,8 +210,8 @@ int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
         return ACIS_ST_NO_SLOTS;
     if (n < 1)
         return ACIS_ST_BAD_REQUEST;
-    uint16_t gen = sw->cts[r].gen;
-    int st = row_build(sw, r, (uint16_t)(gen + 1 ? gen + 1 : 1), job, ranks, n, 0);
+    uint16_t gen = sw->cts[r].gen, next = (uint16_t)(gen + 1);
+    int st = row_build(sw, r, next ? next : 1, job, ranks, n, 0);   /* 0 names no row */
     if (st == ACIS_ST_OK)
         *row = r;
     else
@@ -227,6 +227,8 @@ int sw_ct_install(struct acis_sw *sw, uint32_t job, uint32_t ctx, const uint32_t
         return ACIS_ST_BAD_REQUEST;
     if (sw->cts[r].in_use && sw_ct_ctx(sw, r) == ctx)
         return ACIS_ST_OK;                       /* a repeat */
+    if (sw->cts[r].in_use && (int16_t)(uint16_t)((ctx >> 16) - sw->cts[r].gen) < 0)
+        return -1;                               /* a late copy of an older row's */
     sw_ct_free(sw, r);                           /* a stale one the parent dropped */
     return row_build(sw, r, (uint16_t)(ctx >> 16), job, ranks, n, 1);
 }
@@ -251,6 +253,7 @@ void sw_job_release(struct acis_sw *sw, uint32_t job)
         if (sw->cts[r].in_use && sw->cts[r].job == job)
             sw_ct_free(sw, r);
     free(sw->jobs[job].rank_port);
+    free(sw->jobs[job].owed);
     memset(&sw->jobs[job], 0, sizeof sw->jobs[job]);
     SWC(sw, jobs)--;
 }

@@ -158,8 +158,10 @@ static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
 /* Housekeeping: packets the fault injector holds back. */
 static void tick(struct acis_udpsw *u)
 {
+    uint64_t now = acis_now_ns();
     if (u->fault.nheld)
-        acis_fault_flush(&u->fault, fault_sink, u, acis_now_ns());
+        acis_fault_flush(&u->fault, fault_sink, u, now);
+    acis_sw_tick(u->core, now);
 }
 
 static void reply(void *ctx, const void *vpeer, const struct iovec *iov, int iovcnt)

@@ -229,7 +229,8 @@ static int control_len_ok(unsigned kind, uint32_t len, const uint8_t *payload)
     switch (kind) {
     case ACIS_K_HELLO:       return len == ACIS_HELLO_LEN;
     case ACIS_K_WELCOME:     return len == ACIS_WELCOME_LEN;
-    case ACIS_K_CT_REPLY:    return len == ACIS_CT_REPLY_LEN;
+    case ACIS_K_CT_REPLY:    /* fields are only ever appended */
+        return len >= ACIS_CT_REPLY_MIN && len <= 64 && len % 4 == 0;
     case ACIS_K_CT_FREE:     return len == 0;
     case ACIS_K_CT_FREED:    return len == ACIS_STATUS_LEN;
     case ACIS_K_STATS_REQ:   return len == 0;

@@ -40,7 +40,7 @@ idle() {    # idle FILE: the switch forgot the job
 }
 
 note "fat tree: spine and two leaves, separate daemons"
-spine=$(start_switchd spine $GEOM) || fail "spine did not start"
+spine=$(start_switchd spine $GEOM --links 2) || fail "spine did not start"
 leaf0=$(start_switchd leaf0 $GEOM --uplink "$spine") || fail "leaf 0 did not link"
 leaf1=$(start_switchd leaf1 $GEOM --uplink "$spine") || fail "leaf 1 did not link"
 run4 "$leaf0" "$leaf0" "$leaf1" "$leaf1" || fail "job on the fat tree"

@@ -430,6 +430,197 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* ------------------------------------------------ one core below a parent */
+
+struct wire_log {
+    int n;                                       /* packets sent */
+    uint32_t port[64];
+    struct acis_hdr h[64];
+    uint32_t status[64];                         /* first payload word */
+};
+
+static int log_open(void *ctx, uint32_t port, const void *peer)
+{
+    (void)ctx;
+    (void)port;
+    (void)peer;
+    return 0;
+}
+
+static void log_close(void *ctx, uint32_t port)
+{
+    (void)ctx;
+    (void)port;
+}
+
+static void log_packet(struct wire_log *l, uint32_t port, const struct iovec *iov, int iovcnt)
+{
+    uint8_t b[ACIS_HDR_LEN + 64] = { 0 };
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        size_t k = iov[i].iov_len < sizeof b - len ? iov[i].iov_len : sizeof b - len;
+        memcpy(b + len, iov[i].iov_base, k);
+        len += k;
+    }
+    if (l->n < 64) {
+        acis_hdr_decode(b, &l->h[l->n]);
+        l->port[l->n] = port;
+        l->status[l->n] = acis_get32(b + ACIS_HDR_LEN);
+        l->n++;
+    }
+}
+
+static void log_send(void *ctx, const uint32_t *ports, uint32_t n, const struct iovec *iov,
+                     int iovcnt)
+{
+    for (uint32_t i = 0; i < n; i++)
+        log_packet(ctx, ports[i], iov, iovcnt);
+}
+
+static void log_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
+{
+    (void)peer;
+    log_packet(ctx, ACIS_PORT_SERVICE, iov, iovcnt);
+}
+
+/* The last packet sent, which must be of kind to port. */
+static const struct acis_hdr *last(const struct wire_log *l, unsigned kind, uint32_t port)
+{
+    ck_assert_int_gt(l->n, 0);
+    ck_assert_uint_eq(ACIS_OPC_KIND(l->h[l->n - 1].opcode), kind);
+    ck_assert_uint_eq(l->port[l->n - 1], port);
+    return &l->h[l->n - 1];
+}
+
+static void feed(struct acis_sw *sw, uint32_t port, unsigned kind, uint16_t flags, uint32_t src,
+                 uint32_t ctx, const uint8_t *pl, size_t len)
+{
+    uint8_t b[ACIS_HDR_LEN + 64];
+    int peer = 0;
+    sim_control(b, kind, KEY, src, ctx, 1, pl, len);
+    if (flags) {                                 /* reseal with the flags */
+        struct acis_hdr h;
+        acis_hdr_decode(b, &h);
+        h.flags = flags;
+        h.checksum = 0;
+        acis_hdr_encode(&h, b);
+        acis_hdr_seal(b, pl, len);
+    }
+    acis_sw_input(sw, port, &peer, b, ACIS_HDR_LEN + len);
+}
+
+static uint64_t counter(const struct acis_sw *sw, int k)
+{
+    uint64_t c[ACIS_SWC_COUNT];
+    acis_sw_counters(sw, c);
+    return c[k];
+}
+
+/* Joins and leaves are told to the parent until it confirms them (and the
+ * job stays until it has); a late CT_INSTALL of an older row never
+ * replaces a newer one; links only as --links allows; a malformed join
+ * leaves nothing behind. */
+START_TEST(link_protocol)
+{
+    static struct wire_log l;
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.ports = 4;
+    o.tables = 4;
+    o.slots = 16;
+    o.links = 1;
+    char err[128];
+    struct acis_sw_io io = { &l, log_open, log_close, log_send, log_reply };
+    struct acis_sw *sw = acis_sw_create(&o, &io, err, sizeof err);
+    ck_assert_ptr_nonnull(sw);
+    acis_sw_set_parent(sw, 7);
+    uint8_t pl[64] = { 0 };
+
+    /* a host joins: WELCOME carries the parent's boot id, the parent hears */
+    acis_put32(pl, 2);
+    feed(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 0, 0, 0, pl, ACIS_HELLO_LEN);
+    ck_assert_uint_eq(l.h[l.n - 2].src, 0);
+    ck_assert_uint_eq(ACIS_OPC_KIND(l.h[l.n - 2].opcode), ACIS_K_LINK_JOIN);
+    ck_assert_uint_eq(l.port[l.n - 2], ACIS_PORT_UPLINK);
+    last(&l, ACIS_K_WELCOME, 0);
+    int before = l.n;
+    acis_sw_tick(sw, 1000000000ull);             /* unconfirmed: told again */
+    ck_assert_int_eq(l.n, before + 1);
+    last(&l, ACIS_K_LINK_JOIN, ACIS_PORT_UPLINK);
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_LINK_JOIN, ACIS_F_RESULT, 0, 0, pl, ACIS_LINK_JOIN_LEN);
+    before = l.n;
+    acis_sw_tick(sw, 2000000000ull);             /* confirmed: quiet */
+    ck_assert_int_eq(l.n, before);
+
+    /* rows: gen 5 installed and confirmed; a late gen 4 is dropped; gen 6
+     * replaces it */
+    acis_put32(pl, 2);
+    acis_put32(pl + 4, 0);
+    acis_put32(pl + 8, 1);                       /* rank 1 is elsewhere */
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_CT_INSTALL, 0, ACIS_NO_RANK, 5u << 16 | 1, pl, 12);
+    ck_assert_uint_eq(last(&l, ACIS_K_CT_REPLY, ACIS_PORT_UPLINK)->ctx, 5u << 16 | 1);
+    ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_OK);
+    before = l.n;
+    uint64_t stale = counter(sw, ACIS_SWC_drop_stale);
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_CT_INSTALL, 0, ACIS_NO_RANK, 4u << 16 | 1, pl, 12);
+    ck_assert_int_eq(l.n, before);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_drop_stale), stale + 1);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_tables_in_use), 1);
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_CT_INSTALL, 0, ACIS_NO_RANK, 6u << 16 | 1, pl, 12);
+    ck_assert_uint_eq(last(&l, ACIS_K_CT_REPLY, ACIS_PORT_UPLINK)->ctx, 6u << 16 | 1);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_tables_in_use), 1);
+
+    /* a link: one allowed, a second refused; a malformed join on it is
+     * dropped without taking a job entry */
+    memset(pl, 0, 8);
+    acis_put32(pl + 4, ACIS_HELLO_SWITCH);
+    feed(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 0, 0x1234, 0, pl, ACIS_HELLO_LEN);
+    ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_OK);
+    uint32_t link = l.port[l.n - 1];
+    feed(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 0, 0x5678, 0, pl, ACIS_HELLO_LEN);
+    ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_NO_PORT);
+    acis_put32(pl, 2);
+    uint64_t foreign = counter(sw, ACIS_SWC_drop_foreign);
+    feed(sw, link, ACIS_K_LINK_JOIN, 0, 9, 0, pl, ACIS_LINK_JOIN_LEN);   /* rank 9 of 2 */
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_drop_foreign), foreign + 1);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 1);
+
+    /* the host leaves: the job stays until the parent confirms */
+    feed(sw, 0, ACIS_K_BYE, 0, 0, 0, NULL, 0);
+    last(&l, ACIS_K_LINK_LEAVE, ACIS_PORT_UPLINK);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 1);
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_LINK_LEAVE, ACIS_F_RESULT, 0, 0, NULL, 0);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 0);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_tables_in_use), 0);
+    acis_sw_destroy(sw);
+}
+END_TEST
+
+/* Many jobs through a spine of two links: the spine's job table is not
+ * limited by its port count. */
+START_TEST(jobs_over_links)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    char err[160];
+    o.payload = 256;
+    S = calloc(1, sizeof *S);
+    ck_assert_msg(sim_init_fabric(S, "fattree:leaves=2,spines=1,radix=16", &o, err,
+                                  sizeof err) == 0, "%s", err);
+    uint32_t st;
+    for (int h = 0; h < 8; h++)                  /* four jobs of two ranks */
+        ck_assert_int_eq(sim_join_at(S, (uint32_t)(h % 2), KEY + (uint64_t)(h / 2),
+                                     (uint32_t)(h % 2), 2, &st), h);
+    for (int k = 0; k < 4; k++) {
+        int hs[2] = { 2 * k, 2 * k + 1 };
+        struct sim_comm *c = comm(hs, 2, 1);
+        every_kind(c, 70u + (unsigned)k);
+        comm_free(c);
+    }
+    uint64_t c[ACIS_SWC_COUNT];
+    acis_fabric_counters(S->fab, 2, c);
+    ck_assert_uint_eq(c[ACIS_SWC_jobs], 4);
+}
+END_TEST
+
 /* What a row costs each switch is bounded by the switch's radix (a fat
  * tree) or its six neighbours and one host (a torus), whatever the
  * communicator's size: never O(members). */
@@ -495,6 +686,8 @@ int main(void)
     tcase_add_test(t, two_jobs);
     tcase_add_test(t, refusals);
     tcase_add_test(t, table_bounds);
+    tcase_add_test(t, link_protocol);
+    tcase_add_test(t, jobs_over_links);
     tcase_add_test(t, bad_topologies);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
