@@ -95,6 +95,15 @@ uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world)
     return j;
 }
 
+void sw_welcome_host(struct acis_sw *sw, uint32_t port)
+{
+    struct sw_port *sp = &sw->ports[port];
+    struct acis_hdr h = { .job_key = sw->jobs[sp->job].key, .seq = sp->hello_seq,
+                          .src = sp->rank };
+    sp->waiting = 0;
+    welcome(sw, port, NULL, &h, ACIS_ST_OK);
+}
+
 void sw_job_done(struct acis_sw *sw, uint32_t j)
 {
     if (sw->jobs[j].in_use && sw->jobs[j].joined == 0 && sw->jobs[j].nowed == 0)
@@ -143,8 +152,12 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         return;
     }
     if (j != SW_NONE && sw->jobs[j].rank_port[h->src] != SW_NONE &&
-        !sw->ports[sw->jobs[j].rank_port[h->src]].link) {
-        welcome(sw, sw->jobs[j].rank_port[h->src], peer, h, ACIS_ST_OK);  /* a retry */
+        !sw->ports[sw->jobs[j].rank_port[h->src]].link) {            /* a retry */
+        uint32_t p = sw->jobs[j].rank_port[h->src];
+        if (sw->ports[p].waiting)
+            sw_link_rank(sw, j, h->src, 1);      /* not confirmed yet: tell again */
+        else
+            welcome(sw, p, peer, h, ACIS_ST_OK);
         return;
     }
     if (j != SW_NONE && sw->jobs[j].hosts >= sw->o.job_ports) {
@@ -167,7 +180,8 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;
     }
-    sw->ports[p] = (struct sw_port){ .in_use = 1, .job = j, .rank = h->src };
+    sw->ports[p] = (struct sw_port){ .in_use = 1, .job = j, .rank = h->src,
+                                     .waiting = sw->up, .hello_seq = h->seq };
     if (sw->jobs[j].rank_port[h->src] == SW_NONE)   /* else it was below a link */
         sw->jobs[j].joined++;
     sw->jobs[j].hosts++;
@@ -177,7 +191,8 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
     if (sw->o.verbose)
         fprintf(stderr, "acis-switch: job %016llx rank %u joined on port %u\n",
                 (unsigned long long)h->job_key, h->src, p);
-    welcome(sw, p, peer, h, ACIS_ST_OK);
+    if (!sw->up)
+        welcome(sw, p, peer, h, ACIS_ST_OK);     /* else once the top confirms */
 }
 
 /* Answer a CT_CREATE of h (or, sent to a parent, confirm a CT_INSTALL). */

@@ -140,7 +140,21 @@ void sw_link_tick(struct acis_sw *sw)
     }
 }
 
-/* The parent confirms a join or leave of rank h->src. */
+/* Confirm to the link on port that the top knows rank r of job. */
+static void confirm_join(struct acis_sw *sw, uint32_t port, const struct sw_job *job,
+                         uint32_t r)
+{
+    uint8_t p[ACIS_LINK_JOIN_LEN];
+    struct acis_hdr h = { .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+                          .opcode = ACIS_OPC(ACIS_K_LINK_JOIN, ACIS_ALG_FLAT),
+                          .flags = ACIS_F_RESULT, .job_key = job->key, .src = r };
+    acis_put32(p, job->size);
+    send_to(sw, port, &h, p, sizeof p);
+}
+
+/* The parent confirms a join or leave of rank h->src: the top knows.  A
+ * join is confirmed on down to where the rank is: the link it is below,
+ * or its host, which gets its WELCOME only now. */
 static void told(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h)
 {
     struct sw_job *job = &sw->jobs[j];
@@ -149,6 +163,11 @@ static void told(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h)
         return;                                /* a repeat, or since changed */
     job->owed[h->src] = 0;
     job->nowed--;
+    uint32_t at = job->rank_port[h->src];
+    if (what == SW_JOIN && at != SW_NONE && sw->ports[at].link)
+        confirm_join(sw, at, job, h->src);
+    else if (what == SW_JOIN && at != SW_NONE && sw->ports[at].waiting)
+        sw_welcome_host(sw, at);
     sw_job_done(sw, j);
 }
 
@@ -176,11 +195,14 @@ static void rank_moved(struct acis_sw *sw, uint32_t port, const struct acis_hdr 
         job->joined--;
     if (changed)
         *at = join ? port : SW_NONE;
-    struct acis_hdr r = *h;
-    r.flags = ACIS_F_RESULT;
-    send_to(sw, port, &r, payload, h->payload_len);
-    if (changed)
-        sw_link_rank(sw, j, h->src, join);
+    if (changed || (join && job->owed && job->owed[h->src]))
+        sw_link_rank(sw, j, h->src, join);    /* (again: it is not confirmed) */
+    if (!join || !job->owed || !job->owed[h->src]) {
+        struct acis_hdr r = *h;                /* confirmed now; a join below a
+                                                  parent once the top knows */
+        r.flags = ACIS_F_RESULT;
+        send_to(sw, port, &r, payload, h->payload_len);
+    }
     sw_job_done(sw, j);
 }
 

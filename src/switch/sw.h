@@ -36,6 +36,9 @@ struct sw_port {
     uint8_t link;            /* a child switch, not a host */
     uint32_t job;            /* hosts: index into jobs */
     uint32_t rank;           /* hosts: global rank in the job */
+    uint8_t waiting;         /* hosts below a parent: WELCOME waits until the
+                                top of the tree knows the rank */
+    uint32_t hello_seq;      /* the HELLO it answers */
 };
 
 /* A job: its key and forwarding table (global rank -> the port the rank
@@ -209,6 +212,8 @@ uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
 uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
 /* Release job j if no rank is here or below and the parent owes nothing. */
 void sw_job_done(struct acis_sw *sw, uint32_t j);
+/* WELCOME the host on port, whose join the top of the tree confirmed. */
+void sw_welcome_host(struct acis_sw *sw, uint32_t port);
 void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
                    const uint8_t *payload);
 /* Answer a CT_CREATE of h on port with a refusal. */

@@ -7,18 +7,20 @@
 # against MPICH; all but scans are offloaded (a fabric has no prefixes:
 # they stay in software, as coll_check expects), and the counters show
 # segments combined in more than one switch; afterwards no switch holds
-# the job.
+# the job.  Then the fat tree again with packets lost and doubled on every
+# link, hosts' and switches' alike; and ranks that disagree on auto.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 NOSCAN=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
 NOSCAN=$NOSCAN,reduce_scatter,reduce_scatter_block
 GEOM="--payload 4096 --tables 16 --slots 256"
 
-# run4 A0 A1 A2 A3: coll_check on 4 ranks, rank i attached to switch Ai.
+# run4 A0 A1 A2 A3: coll_check on 4 ranks, rank i attached to switch Ai
+# ($EXTRA: more coll_check arguments).
 run4() {
     set -- "$TESTS_DIR/coll_check" --offload=$NOSCAN --offload-nb=$NOSCAN --matrix=quick \
         "$1" "$2" "$3" "$4"
-    prog="$1 $2 $3 $4"
+    prog="$1 $2 $3 $4 ${EXTRA:-}"
     shift 4
     spec=""
     for a in "$@"; do
@@ -81,6 +83,21 @@ for a in "$@"; do
 done
 [ "$ups" = 3 ] || fail "$ups switches of the torus sent segments up, not 3"
 echo "ok: torus, 3 of 4 switches combined and sent up"
+
+note "fat tree, 2% of every switch's packets lost and 1% doubled"
+FAULTS="--fault-drop 0.02 --fault-dup 0.01 --fault-seed 3"
+fspine=$(start_switchd fspine $GEOM $FAULTS --links 2) || fail "spine did not start"
+fleaf0=$(start_switchd fleaf0 $GEOM $FAULTS --uplink "$fspine") || fail "leaf 0 did not link"
+fleaf1=$(start_switchd fleaf1 $GEOM $FAULTS --uplink "$fspine") || fail "leaf 1 did not link"
+EXTRA=--counts=1,100,3000 run4 "$fleaf0" "$fleaf0" "$fleaf1" "$fleaf1" ||
+    fail "job on the lossy fat tree"
+for a in "$fspine" "$fleaf0" "$fleaf1"; do
+    stats "$a" "$TMPD/f"
+    [ "$(val repeats "$TMPD/f")" -gt 0 ] || fail "$a: no loss was repaired"
+    [ "$(val tables_refused "$TMPD/f")" = 0 ] || fail "$a refused a row"
+    idle "$TMPD/f"
+done
+echo "ok: lossy fat tree"
 
 note "auto on one rank, an address on the other"
 MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_VERBOSE=1 timeout 120 "$MPIEXEC" \
