@@ -7,8 +7,9 @@
 # against MPICH; all but scans are offloaded (a fabric has no prefixes:
 # they stay in software, as coll_check expects), and the counters show
 # segments combined in more than one switch; afterwards no switch holds
-# the job.  Then the fat tree again with packets lost and doubled on every
-# link, hosts' and switches' alike; and ranks that disagree on auto.
+# the job.  Two 2-rank jobs at once on the same fat tree; the fat tree
+# again with packets lost and doubled on every link, hosts' and switches'
+# alike; and ranks that disagree on auto.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 NOSCAN=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
@@ -62,6 +63,25 @@ done
 idle "$TMPD/spine"
 echo "ok: fat tree, $(val segments "$TMPD/spine") segments at the spine," \
      "$(val link_up "$TMPD/leaf0") and $(val link_up "$TMPD/leaf1") sent up by the leaves"
+
+note "two jobs at once on the fat tree, each rank 0 on leaf 0 and rank 1 on leaf 1"
+before=$(val tables_created "$TMPD/spine")
+two() {   # two OUT: a 2-rank job across the leaves
+    timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "$MPIEXEC" \
+        -n 1 env MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH="$leaf0" "$TESTS_DIR/coll_check" \
+            --offload=$NOSCAN --offload-nb=$NOSCAN --matrix=quick --counts=1,1000 : \
+        -n 1 env MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH="$leaf1" "$TESTS_DIR/coll_check" \
+            --offload=$NOSCAN --offload-nb=$NOSCAN --matrix=quick --counts=1,1000 >"$1" 2>&1
+}
+two "$TMPD/job1" & p1=$!
+two "$TMPD/job2" & p2=$!
+wait $p1 || { cat "$TMPD/job1"; fail "job 1 of two"; }
+wait $p2 || { cat "$TMPD/job2"; fail "job 2 of two"; }
+grep -h 'cases, 0 failures' "$TMPD/job1" "$TMPD/job2"
+stats "$spine" "$TMPD/spine"
+[ "$(val tables_created "$TMPD/spine")" -gt "$before" ] || fail "no rows for the two jobs"
+idle "$TMPD/spine"
+echo "ok: two jobs at once, each checked by its own counters"
 
 note "torus 2x2x1: one acis-switchd --fabric"
 "$top_builddir/src/switch/acis-switchd" --fabric torus:2x2x1 $GEOM >"$TMPD/swtorus.out" 2>&1 &

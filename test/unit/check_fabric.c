@@ -392,6 +392,44 @@ START_TEST(two_jobs)
 }
 END_TEST
 
+/* Tenancy: a job that holds all the rows one job may hold is refused at
+ * the top (its ranks run that communicator in MPICH, reason table_full),
+ * and another job still gets a row on every switch it is below. */
+START_TEST(job_limit_at_the_top)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    char err[160];
+    o.payload = 256;
+    o.tables = 4;                                /* a job may hold 3 */
+    o.slots = 16;
+    S = calloc(1, sizeof *S);
+    ck_assert_msg(sim_init_fabric(S, "fattree:leaves=2,spines=1,radix=8", &o, err,
+                                  sizeof err) == 0, "%s", err);
+    uint32_t st;
+    for (int h = 0; h < 4; h++)
+        ck_assert_int_eq(sim_join_at(S, (uint32_t)(h % 2), h < 2 ? KEY : KEY2,
+                                     (uint32_t)(h % 2), 2, &st), h);
+    int a[2] = { 0, 1 }, b[2] = { 2, 3 };
+    struct sim_comm *ca[3];
+    for (int k = 0; k < 3; k++)
+        ca[k] = comm(a, 2, 10u + (uint32_t)k);
+    struct sim_comm over = { .n = 2, .host = { 0, 1 } };
+    ck_assert_uint_eq(sim_ct_create(S, &over, 20), ACIS_ST_JOB_LIMIT);
+    struct sim_comm *cb = comm(b, 2, 1);
+    every_kind(cb, 90);
+    uint64_t c[ACIS_SWC_COUNT];
+    for (uint32_t i = 0; i < 2; i++) {
+        acis_fabric_counters(S->fab, i, c);
+        ck_assert_uint_eq(c[ACIS_SWC_tables_in_use], 4);   /* 3 of A, 1 of B */
+    }
+    acis_fabric_counters(S->fab, 2, c);
+    ck_assert_uint_eq(c[ACIS_SWC_tables_refused], 1);
+    for (int k = 0; k < 3; k++)
+        comm_free(ca[k]);
+    comm_free(cb);
+}
+END_TEST
+
 /* The top of the tree refuses what it cannot serve, whoever asks. */
 START_TEST(refusals)
 {
@@ -687,6 +725,7 @@ int main(void)
     tcase_add_test(t, torus_4x4x4);
     tcase_add_test(t, two_jobs);
     tcase_add_test(t, refusals);
+    tcase_add_test(t, job_limit_at_the_top);
     tcase_add_test(t, table_bounds);
     tcase_add_test(t, link_protocol);
     tcase_add_test(t, jobs_over_links);
