@@ -98,3 +98,8 @@ echo "# offloaded, by the switches' counters: star $(seg "$star" segments) segme
      "spine $(seg "$spine" segments), leaves sent up $(seg "$leaf0" link_up) and" \
      "$(seg "$leaf1" link_up); torus switches sent up" \
      "$(for a in $torus; do printf '%s ' "$(seg "$a" link_up)"; done)"
+model() {   # model ADDR: the timing model's in-network time per segment at a top switch
+    awk -v m="$(seg "$1" model_ns)" -v s="$(seg "$1" segments)" 'BEGIN { printf "%.0f", m / s }'
+}
+echo "# modeled in-network time per segment (switch counters model_ns / segments, all" \
+     "sizes together): star $(model "$star") ns, fat tree $(model "$spine") ns"

@@ -251,7 +251,8 @@ enum acis_status {
     X(abstained, "segments answered with an error: a member abstained")     \
     X(link_up, "segments sent up to the parent switch, combined")            \
     X(link_down, "answers from the parent switch passed down")               \
-    X(link_control, "control messages to or from linked switches")
+    X(link_control, "control messages to or from linked switches")           \
+    X(model_ns, "modeled in-network time of the segments completed here, ns")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,

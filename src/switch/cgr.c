@@ -316,11 +316,25 @@ static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
     free(tmp);
 }
 
+/* What the segment would take in a fabric of real links and switches,
+ * from the last host's packet leaving to the answer arriving: each way
+ * levels links and switches, the bytes serialized once (switches cut
+ * through; seed 000 eq. 3.3). */
+static uint64_t model_ns(const struct acis_sw *sw, const struct sw_ct *ct,
+                         const struct sw_use *u)
+{
+    uint64_t bits = 8 * ((uint64_t)u->len + ACIS_HDR_LEN);
+    uint64_t ser = sw->o.link_mbps ? bits * 1000 / sw->o.link_mbps : 0;
+    return 2 * ((uint64_t)ct->levels * (sw->o.link_ns + sw->o.hop_ns) + ser);
+}
+
 /* The segment's result is in buf (or it was abstained): answer every
  * child, keep the use for repeats and move on. */
 static void finish(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
     struct sw_use *u = &s->u[s->cur];
+    if (!sw->up)
+        SWC(sw, model_ns) += model_ns(sw, ct, u);   /* the top: the whole trip */
     if (u->abstained) {
         emit_abstained(sw, ct, u, slot, ct->child_port, ct->nchild);
         SWC(sw, abstained)++;

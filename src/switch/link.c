@@ -62,8 +62,10 @@ void sw_link_free(struct acis_sw *sw, uint32_t row)
     down_each(sw, row, ACIS_K_CT_FREE, NULL, 0, 0);
 }
 
-/* Tell the parent whether this switch and those below hold row ctx. */
-static void confirm_up(struct acis_sw *sw, uint64_t key, uint32_t ctx, uint32_t status)
+/* Tell the parent whether this switch and those below hold row ctx, and
+ * how many levels of switches the row has from here down. */
+static void confirm_up(struct acis_sw *sw, uint64_t key, uint32_t ctx, uint32_t status,
+                       uint32_t levels)
 {
     uint8_t p[ACIS_CT_REPLY_LEN] = { 0 };
     struct acis_hdr r = {
@@ -73,6 +75,7 @@ static void confirm_up(struct acis_sw *sw, uint64_t key, uint32_t ctx, uint32_t 
     };
     acis_put32(p, status);
     acis_put32(p + 4, ctx);
+    acis_put32(p + 8, levels);
     send_to(sw, ACIS_PORT_UPLINK, &r, p, sizeof p);
 }
 
@@ -91,6 +94,9 @@ static void confirmed(struct acis_sw *sw, uint32_t port, uint32_t j, const struc
     if (ct->acked[c])
         return;
     ct->acked[c] = 1;
+    uint32_t below = acis_get32(payload + 8);
+    if (below < 256 && below + 1 > ct->levels)
+        ct->levels = below + 1;
     if (st != ACIS_ST_OK)
         ct->waiting = 1;                       /* done: the first refusal decides */
     if (--ct->waiting)
@@ -99,7 +105,7 @@ static void confirmed(struct acis_sw *sw, uint32_t port, uint32_t j, const struc
         sw_ct_created(sw, row, st);
         return;
     }
-    confirm_up(sw, h->job_key, h->ctx, st);
+    confirm_up(sw, h->job_key, h->ctx, st, ct->levels);
     if (st != ACIS_ST_OK) {                    /* the top drops it or asks again */
         sw_link_free(sw, row);
         sw_ct_free(sw, row);
@@ -271,19 +277,20 @@ static void install(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h,
         if (sw->o.verbose)
             fprintf(stderr, "acis-switch: cannot hold ctx %#x its parent installed (status %d)\n",
                     h->ctx, st);
-        confirm_up(sw, h->job_key, h->ctx, (uint32_t)st);
+        confirm_up(sw, h->job_key, h->ctx, (uint32_t)st, 0);
         return;
     }
     uint32_t row = (h->ctx & 0xffff) - 1;
     if (fresh)
         SWC(sw, tables_created)++;
     else if (!sw->cts[row].waiting) {
-        confirm_up(sw, h->job_key, h->ctx, ACIS_ST_OK);     /* the parent asks again */
+        confirm_up(sw, h->job_key, h->ctx, ACIS_ST_OK,      /* the parent asks again */
+                   sw->cts[row].levels);
         return;
     }
     sw_link_install(sw, row, payload, h->payload_len);
     if (!sw->cts[row].waiting)
-        confirm_up(sw, h->job_key, h->ctx, ACIS_ST_OK);
+        confirm_up(sw, h->job_key, h->ctx, ACIS_ST_OK, sw->cts[row].levels);
 }
 
 void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload)

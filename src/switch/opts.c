@@ -21,6 +21,9 @@ int acis_sw_opt_set(struct acis_sw_opts *o, const char *name, const char *value,
         { "job-ports", offsetof(struct acis_sw_opts, job_ports), 1, 65535 },
         { "links", offsetof(struct acis_sw_opts, links), 0, 65535 },
         { "jobs", offsetof(struct acis_sw_opts, jobs), 1, 65536 },
+        { "link-ns", offsetof(struct acis_sw_opts, link_ns), 0, 100000000 },
+        { "link-mbps", offsetof(struct acis_sw_opts, link_mbps), 0, 100000000 },
+        { "hop-ns", offsetof(struct acis_sw_opts, hop_ns), 0, 100000000 },
     };
     if (strncmp(name, "fault-", 6) == 0) {
         char *end = NULL;

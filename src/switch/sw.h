@@ -108,6 +108,8 @@ struct sw_ct {
     uint32_t job;
     uint32_t size;           /* members of the communicator, fabric-wide */
     uint32_t nchild;
+    uint32_t levels;         /* switches from here down to the hosts, this
+                                one included (the timing model) */
     uint32_t *port_child;    /* ports entries, SW_NONE if not a child */
     uint32_t *child_port;    /* nchild entries */
     uint32_t *child_rank;    /* nchild: a host's communicator rank, SW_NONE

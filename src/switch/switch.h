@@ -36,13 +36,18 @@ struct acis_sw_opts {
                                 HELLO); 0: none, a switch at the edge */
     uint32_t jobs;           /* jobs tracked (here and below); 0: the
                                 ports, at least 256 */
+    /* The timing model (counter model_ns): what a link takes (latency,
+       and bandwidth in Mb/s; 0: no serialization) and a switch adds per
+       hop.  Defaults from seed 000, tables 3.2 and 5.2. */
+    uint32_t link_ns, link_mbps, hop_ns;
     int verbose;             /* log control-plane events to stderr */
     struct acis_fault_rates faults;   /* injected on what the switch sends */
     uint64_t fault_seed;
 };
 
-#define ACIS_SW_DEFAULT_OPTS \
-    { .ports = 256, .tables = 32, .slots = 1024, .payload = 16384 }
+#define ACIS_SW_DEFAULT_OPTS                                             \
+    { .ports = 256, .tables = 32, .slots = 1024, .payload = 16384,       \
+      .link_ns = 440, .link_mbps = 95900, .hop_ns = 52 }
 
 /* Packets of payload bytes a socket buffer of rcvbuf bytes holds for sure
  * (the kernel charges up to about twice the datagram plus a page). */

@@ -164,6 +164,7 @@ static int row_build(struct acis_sw *sw, uint32_t r, uint16_t gen, uint32_t job,
     ct->job = job;
     ct->size = n;
     ct->window = sw->window;
+    ct->levels = 1;                              /* links confirm theirs */
     int st = row_children(sw, ct, &sw->jobs[job], ranks, partial);
     if (st != ACIS_ST_OK)
         goto fail;
