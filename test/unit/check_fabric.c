@@ -426,6 +426,8 @@ START_TEST(job_limit_at_the_top)
         ca[k] = comm(a, 2, 10u + (uint32_t)k);
     struct sim_comm over = { .n = 2, .host = { 0, 1 } };
     ck_assert_uint_eq(sim_ct_create(S, &over, 20), ACIS_ST_JOB_LIMIT);
+    for (int i = 0; i < over.n; i++)
+        acis_window_free(&over.win[i]);
     struct sim_comm *cb = comm(b, 2, 1);
     every_kind(cb, 90);
     uint64_t c[ACIS_SWC_COUNT];
