@@ -81,9 +81,11 @@ uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world)
     struct sw_job *nj = &sw->jobs[j];
     nj->rank_port = malloc(sizeof(uint32_t) * world);
     nj->owed = sw->up ? calloc(world, 1) : NULL;
-    if (!nj->rank_port || (sw->up && !nj->owed)) {
+    nj->seqs = sw->up ? calloc(world, sizeof *nj->seqs) : NULL;
+    if (!nj->rank_port || (sw->up && (!nj->owed || !nj->seqs))) {
         free(nj->rank_port);
         free(nj->owed);
+        free(nj->seqs);
         memset(nj, 0, sizeof *nj);
         return SW_NONE;
     }
@@ -102,6 +104,22 @@ void sw_welcome_host(struct acis_sw *sw, uint32_t port)
                           .src = sp->rank };
     sp->waiting = 0;
     welcome(sw, port, NULL, &h, ACIS_ST_OK);
+}
+
+void sw_refuse_host(struct acis_sw *sw, uint32_t port, uint32_t status)
+{
+    struct sw_port *sp = &sw->ports[port];
+    struct sw_job *j = &sw->jobs[sp->job];
+    struct acis_hdr h = { .job_key = j->key, .seq = sp->hello_seq, .src = sp->rank };
+    welcome(sw, port, NULL, &h, status);
+    if (j->rank_port[sp->rank] == port) {
+        j->rank_port[sp->rank] = SW_NONE;
+        j->joined--;
+    }
+    j->hosts--;
+    sp->in_use = 0;
+    SWC(sw, ports_in_use)--;
+    sw->io.port_close(sw->io.ctx, port);
 }
 
 void sw_job_done(struct acis_sw *sw, uint32_t j)
@@ -321,13 +339,15 @@ static void bye(struct acis_sw *sw, uint32_t port)
 {
     struct sw_port *sp = &sw->ports[port];
     struct sw_job *j = &sw->jobs[sp->job];
-    j->rank_port[sp->rank] = SW_NONE;
     sp->in_use = 0;
     SWC(sw, ports_in_use)--;
     sw->io.port_close(sw->io.ctx, port);
     j->hosts--;
-    j->joined--;
-    sw_link_rank(sw, sp->job, sp->rank, 0);
+    if (j->rank_port[sp->rank] == port) {      /* else it has joined below a link since */
+        j->rank_port[sp->rank] = SW_NONE;
+        j->joined--;
+        sw_link_rank(sw, sp->job, sp->rank, 0);
+    }
     sw_job_done(sw, sp->job);
 }
 

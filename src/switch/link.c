@@ -112,12 +112,13 @@ static void confirmed(struct acis_sw *sw, uint32_t port, uint32_t j, const struc
     }
 }
 
-/* Tell the parent what it owes of rank r: a join or a leave. */
+/* Tell the parent what it owes of rank r: a join or a leave, stamped
+ * with the seq its confirmation must echo. */
 static void tell(struct acis_sw *sw, const struct sw_job *job, uint32_t r, uint8_t what)
 {
     uint8_t p[ACIS_LINK_JOIN_LEN];
     struct acis_hdr h = { .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
-                          .job_key = job->key, .src = r };
+                          .job_key = job->key, .src = r, .seq = job->seqs[r] & 0xffff };
     acis_put32(p, job->size);
     if (what == SW_JOIN)
         sw_link_up(sw, ACIS_K_LINK_JOIN, &h, p, sizeof p);
@@ -128,12 +129,16 @@ static void tell(struct acis_sw *sw, const struct sw_job *job, uint32_t r, uint8
 void sw_link_rank(struct acis_sw *sw, uint32_t j, uint32_t rank, int join)
 {
     struct sw_job *job = &sw->jobs[j];
+    uint8_t what = join ? SW_JOIN : SW_LEAVE;
     if (!sw->up || !job->owed)
         return;
     if (!job->owed[rank])
         job->nowed++;
-    job->owed[rank] = join ? SW_JOIN : SW_LEAVE;
-    tell(sw, job, rank, job->owed[rank]);
+    if (job->owed[rank] != what)               /* a change: a new seq */
+        job->seqs[rank] = (job->seqs[rank] & 0xffff0000u) |
+                          ((job->seqs[rank] + 1) & 0xffff);
+    job->owed[rank] = what;
+    tell(sw, job, rank, what);
 }
 
 void sw_link_tick(struct acis_sw *sw)
@@ -146,34 +151,47 @@ void sw_link_tick(struct acis_sw *sw)
     }
 }
 
-/* Confirm to the link on port that the top knows rank r of job. */
+/* Confirm to the link on port that the top knows rank r of job (or, with
+ * error, that it cannot take the job), echoing the seq heard from it. */
 static void confirm_join(struct acis_sw *sw, uint32_t port, const struct sw_job *job,
-                         uint32_t r)
+                         uint32_t r, int error)
 {
     uint8_t p[ACIS_LINK_JOIN_LEN];
     struct acis_hdr h = { .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
                           .opcode = ACIS_OPC(ACIS_K_LINK_JOIN, ACIS_ALG_FLAT),
-                          .flags = ACIS_F_RESULT, .job_key = job->key, .src = r };
+                          .flags = (uint16_t)(ACIS_F_RESULT | (error ? ACIS_F_ERROR : 0)),
+                          .job_key = job->key, .src = r, .seq = job->seqs[r] >> 16 };
     acis_put32(p, job->size);
     send_to(sw, port, &h, p, sizeof p);
 }
 
-/* The parent confirms a join or leave of rank h->src: the top knows.  A
- * join is confirmed on down to where the rank is: the link it is below,
- * or its host, which gets its WELCOME only now. */
+/* The parent confirms a join or leave of rank h->src: the top knows (or,
+ * ERROR, cannot take the job).  A join is confirmed on down to where the
+ * rank is: the link it is below, or its host, which gets its WELCOME only
+ * now -- or its refusal, and loses its port. */
 static void told(struct acis_sw *sw, uint32_t j, const struct acis_hdr *h)
 {
     struct sw_job *job = &sw->jobs[j];
     uint8_t what = ACIS_OPC_KIND(h->opcode) == ACIS_K_LINK_JOIN ? SW_JOIN : SW_LEAVE;
-    if (!job->owed || h->src >= job->size || job->owed[h->src] != what)
+    if (!job->owed || h->src >= job->size || job->owed[h->src] != what ||
+        h->seq != (job->seqs[h->src] & 0xffff))
         return;                                /* a repeat, or since changed */
     job->owed[h->src] = 0;
     job->nowed--;
     uint32_t at = job->rank_port[h->src];
-    if (what == SW_JOIN && at != SW_NONE && sw->ports[at].link)
-        confirm_join(sw, at, job, h->src);
-    else if (what == SW_JOIN && at != SW_NONE && sw->ports[at].waiting)
-        sw_welcome_host(sw, at);
+    int refused = (h->flags & ACIS_F_ERROR) != 0;
+    if (what == SW_JOIN && at != SW_NONE && sw->ports[at].link) {
+        confirm_join(sw, at, job, h->src, refused);
+        if (refused) {
+            job->rank_port[h->src] = SW_NONE;
+            job->joined--;
+        }
+    } else if (what == SW_JOIN && at != SW_NONE && sw->ports[at].waiting) {
+        if (refused)
+            sw_refuse_host(sw, at, ACIS_ST_NO_PORT);
+        else
+            sw_welcome_host(sw, at);
+    }
     sw_job_done(sw, j);
 }
 
@@ -186,13 +204,20 @@ static void rank_moved(struct acis_sw *sw, uint32_t port, const struct acis_hdr 
     int join = ACIS_OPC_KIND(h->opcode) == ACIS_K_LINK_JOIN;
     uint32_t world = join ? acis_get32(payload) : 0;
     uint32_t j = sw_find_job(sw, h->job_key);
+    struct acis_hdr r = *h;
+    r.flags = ACIS_F_RESULT;
     if (join && j == SW_NONE && h->src < world)
         j = sw_job_new(sw, h->job_key, world);
     if (j == SW_NONE || h->src >= sw->jobs[j].size || (join && sw->jobs[j].size != world)) {
-        SWC(sw, drop_foreign)++;               /* no room, or another size */
+        SWC(sw, drop_foreign)++;               /* no room, or another size: a join is
+                                                  refused, a leave is done anyway */
+        r.flags |= join ? ACIS_F_ERROR : 0;
+        send_to(sw, port, &r, payload, h->payload_len);
         return;
     }
     struct sw_job *job = &sw->jobs[j];
+    if (job->seqs)
+        job->seqs[h->src] = (job->seqs[h->src] & 0xffff) | (uint32_t)h->seq << 16;
     uint32_t *at = &job->rank_port[h->src];
     int changed = join ? *at != port : *at == port;
     if (join && *at == SW_NONE)
@@ -203,12 +228,9 @@ static void rank_moved(struct acis_sw *sw, uint32_t port, const struct acis_hdr 
         *at = join ? port : SW_NONE;
     if (changed || (join && job->owed && job->owed[h->src]))
         sw_link_rank(sw, j, h->src, join);    /* (again: it is not confirmed) */
-    if (!join || !job->owed || !job->owed[h->src]) {
-        struct acis_hdr r = *h;                /* confirmed now; a join below a
-                                                  parent once the top knows */
-        r.flags = ACIS_F_RESULT;
+    if (!join || !job->owed || !job->owed[h->src])   /* confirmed now; a join below
+                                                         a parent once the top knows */
         send_to(sw, port, &r, payload, h->payload_len);
-    }
     sw_job_done(sw, j);
 }
 

@@ -54,6 +54,10 @@ struct sw_job {
     uint8_t *owed;           /* with a parent: size entries, what the parent
                                 has not confirmed of each rank (SW_JOIN,
                                 SW_LEAVE or 0); the job stays until none */
+    uint32_t *seqs;          /* with a parent: size entries, the seq of
+                                what this switch last told of each rank (low
+                                16 bits; confirmations must echo it) and of
+                                what it last heard from below (high 16) */
     uint32_t nowed;
 };
 
@@ -214,8 +218,11 @@ uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
 uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
 /* Release job j if no rank is here or below and the parent owes nothing. */
 void sw_job_done(struct acis_sw *sw, uint32_t j);
-/* WELCOME the host on port, whose join the top of the tree confirmed. */
+/* WELCOME the host on port, whose join the top of the tree confirmed;
+ * or refuse it with status (the top cannot take the job) and free its
+ * port. */
 void sw_welcome_host(struct acis_sw *sw, uint32_t port);
+void sw_refuse_host(struct acis_sw *sw, uint32_t port, uint32_t status);
 void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
                    const uint8_t *payload);
 /* Answer a CT_CREATE of h on port with a refusal. */

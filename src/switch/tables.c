@@ -228,8 +228,10 @@ int sw_ct_install(struct acis_sw *sw, uint32_t job, uint32_t ctx, const uint32_t
         return ACIS_ST_BAD_REQUEST;
     if (sw->cts[r].in_use && sw_ct_ctx(sw, r) == ctx)
         return ACIS_ST_OK;                       /* a repeat */
-    if (sw->cts[r].in_use && (int16_t)(uint16_t)((ctx >> 16) - sw->cts[r].gen) < 0)
-        return -1;                               /* a late copy of an older row's */
+    if ((int16_t)(uint16_t)((ctx >> 16) - sw->cts[r].gen) <= 0)
+        return -1;                               /* a late copy for a row since freed
+                                                    or replaced (the number keeps its
+                                                    generation when free) */
     sw_ct_free(sw, r);                           /* a stale one the parent dropped */
     return row_build(sw, r, (uint16_t)(ctx >> 16), job, ranks, n, 1);
 }
@@ -255,6 +257,7 @@ void sw_job_release(struct acis_sw *sw, uint32_t job)
             sw_ct_free(sw, r);
     free(sw->jobs[job].rank_port);
     free(sw->jobs[job].owed);
+    free(sw->jobs[job].seqs);
     memset(&sw->jobs[job], 0, sizeof sw->jobs[job]);
     SWC(sw, jobs)--;
 }

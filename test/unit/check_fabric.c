@@ -543,12 +543,14 @@ static const struct acis_hdr *last(const struct wire_log *l, unsigned kind, uint
     return &l->h[l->n - 1];
 }
 
+static uint32_t feed_seq = 1;                   /* seq of what feed() sends */
+
 static void feed(struct acis_sw *sw, uint32_t port, unsigned kind, uint16_t flags, uint32_t src,
                  uint32_t ctx, const uint8_t *pl, size_t len)
 {
     uint8_t b[ACIS_HDR_LEN + 64];
     int peer = 0;
-    sim_control(b, kind, KEY, src, ctx, 1, pl, len);
+    sim_control(b, kind, KEY, src, ctx, feed_seq, pl, len);
     if (flags) {                                 /* reseal with the flags */
         struct acis_hdr h;
         acis_hdr_decode(b, &h);
@@ -637,13 +639,31 @@ START_TEST(link_protocol)
     ck_assert_uint_eq(counter(sw, ACIS_SWC_drop_foreign), foreign + 1);
     ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 1);
 
-    /* the host leaves: the job stays until the parent confirms */
+    /* the host leaves: the job stays until the parent confirms that leave
+     * (a confirmation that echoes an older seq is not one) */
     feed(sw, 0, ACIS_K_BYE, 0, 0, 0, NULL, 0);
-    last(&l, ACIS_K_LINK_LEAVE, ACIS_PORT_UPLINK);
+    ck_assert_uint_eq(last(&l, ACIS_K_LINK_LEAVE, ACIS_PORT_UPLINK)->seq, 2);
     ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 1);
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_LINK_LEAVE, ACIS_F_RESULT, 0, 0, NULL, 0);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 1);
+    feed_seq = 2;
     feed(sw, ACIS_PORT_UPLINK, ACIS_K_LINK_LEAVE, ACIS_F_RESULT, 0, 0, NULL, 0);
     ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 0);
     ck_assert_uint_eq(counter(sw, ACIS_SWC_tables_in_use), 0);
+
+    /* a join the parent cannot take: the host is refused and its port
+     * freed, the job forgotten */
+    feed_seq = 1;
+    acis_put32(pl, 2);
+    acis_put32(pl + 4, 0);
+    feed(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 0, 1, 0, pl, ACIS_HELLO_LEN);
+    ck_assert_uint_eq(last(&l, ACIS_K_LINK_JOIN, ACIS_PORT_UPLINK)->seq, 1);
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_LINK_JOIN, ACIS_F_RESULT | ACIS_F_ERROR, 1, 0, pl,
+         ACIS_LINK_JOIN_LEN);
+    last(&l, ACIS_K_WELCOME, 0);
+    ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_NO_PORT);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_ports_in_use), 0);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_jobs), 0);
     acis_sw_destroy(sw);
 }
 END_TEST
