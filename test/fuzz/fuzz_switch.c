@@ -1,12 +1,15 @@
 /* fuzz_switch.c -- libFuzzer harness for the switch core: four hosts of
- * one job join and get a communicator row, then the input is a sequence of
- * datagrams, each arriving on a port (or the service address).  A record
- * is: flags (u8), port (u8), length (u16), bytes.  Flag bits repair what a
- * fuzzer would rarely guess -- magic and version, payload length, job key,
- * context id, source rank, checksum -- so packets reach the gather/reduce
- * unit and the control plane, not just the decoder.  The core must not
- * crash, leak (LeakSanitizer) or loop; every packet must be counted in,
- * and after each one its row bookkeeping must add up (check_rows). */
+ * one job join and get a communicator row, and a switch below links to it;
+ * then the input is a sequence of datagrams, each arriving on a port (a
+ * host's, the link's, or the service address) -- or, flag 64, at a second
+ * core from its parent (the uplink of a switch in a fabric, its two hosts
+ * waiting for their WELCOME).  A record is: flags (u8), port (u8), length
+ * (u16), bytes.  Flag bits repair what a fuzzer would rarely guess --
+ * magic and version, payload length, job key, context id, source rank,
+ * checksum -- so packets reach the gather/reduce unit and the control
+ * plane, not just the decoder.  The cores must not crash, leak
+ * (LeakSanitizer) or loop; every packet must be counted in, and after each
+ * one the row bookkeeping must add up (check_rows). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,8 +79,8 @@ static void control(struct acis_sw *sw, uint32_t port, unsigned kind, uint32_t s
 static void check_rows(const struct acis_sw *sw)
 {
     uint64_t held = 0, used = 0;
-    for (uint32_t j = 0; j < sw->o.ports; j++) {
-        FUZZ_CHECK(sw->jobs[j].rows <= sw->o.job_rows);
+    for (uint32_t j = 0; j < sw->njobs; j++) {
+        FUZZ_CHECK(sw->up || sw->jobs[j].rows <= sw->o.job_rows);  /* a parent installs */
         held += sw->jobs[j].rows;
     }
     for (uint32_t r = 0; r < sw->o.tables; r++)
@@ -89,16 +92,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct io io = { 0, 0 };
     struct acis_sw_io sio = { &io, port_open, port_close, sendv, reply };
-    struct acis_sw_opts o = { .ports = 8, .tables = 4, .slots = 16, .payload = PAYLOAD };
+    struct acis_sw_opts o = { .ports = 8, .tables = 4, .slots = 16, .payload = PAYLOAD,
+                              .links = 1 };
     char err[128];
     struct acis_sw *sw = acis_sw_create(&o, &sio, err, sizeof err);
-    FUZZ_CHECK(sw);
+    struct acis_sw *child = acis_sw_create(&o, &sio, err, sizeof err);
+    FUZZ_CHECK(sw && child);
+    acis_sw_set_parent(child, 1);
     uint8_t pl[4 + 4 * HOSTS];
     for (uint32_t r = 0; r < HOSTS; r++) {
         acis_put32(pl, HOSTS);
         acis_put32(pl + 4, 0);
         control(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, r, pl, ACIS_HELLO_LEN);
+        if (r < 2)
+            control(child, ACIS_PORT_SERVICE, ACIS_K_HELLO, r, pl, ACIS_HELLO_LEN);
     }
+    acis_put32(pl, 0);
+    acis_put32(pl + 4, ACIS_HELLO_SWITCH);        /* the link: port HOSTS */
+    control(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 77, pl, ACIS_HELLO_LEN);
     acis_put32(pl, HOSTS);
     for (uint32_t r = 0; r < HOSTS; r++)
         acis_put32(pl + 4 + 4 * r, r);
@@ -131,6 +142,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 acis_hdr_seal(pkt, pkt + ACIS_HDR_LEN, len - ACIS_HDR_LEN);
         }
         int peer = 100;
+        if (flags & 64) {
+            acis_sw_input(child, ACIS_PORT_UPLINK, &peer, pkt, len);
+            acis_sw_tick(child, fed * 50000000ull);
+            check_rows(child);
+            continue;
+        }
         acis_sw_input(sw, port < HOSTS + 1 ? port : ACIS_PORT_SERVICE, &peer, pkt, len);
         fed++;
         check_rows(sw);
@@ -138,5 +155,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     acis_sw_counters(sw, c1);
     FUZZ_CHECK(c1[ACIS_SWC_packets_in] - c0[ACIS_SWC_packets_in] == fed);
     acis_sw_destroy(sw);
+    acis_sw_destroy(child);
     return 0;
 }
