@@ -382,6 +382,8 @@ static void send_up(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u
     }
     uint32_t port = ACIS_PORT_UPLINK;
     sw_emit(sw, &port, 1, &r, p, len);
+    if (!sw->asked_ns)
+        sw->asked_ns = acis_now_ns();           /* silence counts from here */
 }
 
 /* Every child is in: answer them, or (below the top of the tree) send the
@@ -511,6 +513,8 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         if (u->up && u->dups++ % ct->nchild == 0)
             send_up(sw, ct, u, h->slot);        /* the parent's answer may be lost:
                                                    once per round of repeats */
+        if (u->up && sw_parent_silent(sw))
+            return;     /* not alive for them: the members time out and recover */
         struct acis_hdr r;
         uint32_t port = ct->child_port[rank];
         result_header(sw, ct, u, h->slot, &r);

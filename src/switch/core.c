@@ -137,6 +137,8 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
     }
     unsigned kind = ACIS_OPC_KIND(h.opcode);
     const uint8_t *payload = pkt + ACIS_HDR_LEN;
+    if (port == ACIS_PORT_UPLINK)
+        sw->asked_ns = 0;                       /* the parent is alive */
     if (kind >= ACIS_K_HELLO) {
         sw_control(sw, port, peer, &h, payload);
         return;

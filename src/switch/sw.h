@@ -139,6 +139,8 @@ struct acis_sw {
                                 packet buffer is not aligned goes here */
     uint8_t up;              /* a parent switch is on ACIS_PORT_UPLINK: rows
                                 are installed by it, segments complete there */
+    uint64_t asked_ns;       /* when a segment went up with nothing heard
+                                from the parent since (0: heard since) */
     uint32_t njobs;          /* entries of jobs */
     uint32_t nlinks;         /* link ports given out by link HELLO */
     uint64_t last_tick;
@@ -237,6 +239,15 @@ void sw_ct_created(struct acis_sw *sw, uint32_t row, uint32_t status);
 static inline int sw_fabric_row(const struct acis_sw *sw, const struct sw_ct *ct)
 {
     return sw->up || ct->links;
+}
+
+/* The parent has not answered for a second since it was asked: this
+ * switch stops telling its members it is alive (PENDING), so their own
+ * silence timers find the failure, as they would the switch's. */
+#define SW_PARENT_SILENT_NS 1000000000ull
+static inline int sw_parent_silent(const struct acis_sw *sw)
+{
+    return sw->asked_ns && acis_now_ns() - sw->asked_ns > SW_PARENT_SILENT_NS;
 }
 
 /* tables.c: rows and their slot memory.  sw_ct_alloc claims a free row

@@ -9,7 +9,9 @@
 # segments combined in more than one switch; afterwards no switch holds
 # the job.  Two 2-rank jobs at once on the same fat tree; the fat tree
 # again with packets lost and doubled on every link, hosts' and switches'
-# alike; and ranks that disagree on auto.
+# alike; the spine, then a leaf, killed in the middle of a run
+# (switch_kill.c: the members finish what was in flight, results right,
+# no hang); and ranks that disagree on auto.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 NOSCAN=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
@@ -118,6 +120,32 @@ for a in "$fspine" "$fleaf0" "$fleaf1"; do
     idle "$TMPD/f"
 done
 echo "ok: lossy fat tree"
+
+# kill_in_tree WHICH: a fresh fat tree whose spine or leaf0 dies at
+# iteration 8 of switch_kill at 4 ranks.
+kill_in_tree() {
+    ks=$(start_switchd "k$1s" $GEOM --links 2) || fail "spine did not start"
+    k0=$(start_switchd "k$1l0" $GEOM --uplink "$ks") || fail "leaf 0 did not link"
+    k1=$(start_switchd "k$1l1" $GEOM --uplink "$ks") || fail "leaf 1 did not link"
+    case $1 in spine) victim=$(cat "$TMPD/swk$1s.pid") ;; *) victim=$(cat "$TMPD/swk$1l0.pid") ;; esac
+    env="ACIS_TEST_SWITCH_PID=$victim MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_TIMEOUT_MS=1000"
+    env="$env MPIR_CVAR_OFFLOAD_CONNECT_MS=500 MPIR_CVAR_OFFLOAD_REJOIN=never"
+    env="$env MPIR_CVAR_OFFLOAD_VERBOSE=1"
+    prog="$TESTS_DIR/switch_kill --kill-at=8 --iters=24"
+    # shellcheck disable=SC2086
+    timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "$MPIEXEC" \
+        -n 2 env $env MPIR_CVAR_OFFLOAD_SWITCH="$k0" $prog : \
+        -n 2 env $env MPIR_CVAR_OFFLOAD_SWITCH="$k1" $prog >"$TMPD/kout" 2>"$TMPD/kerr" ||
+        { tail -20 "$TMPD/kerr"; fail "$1 killed: the job failed or hung"; }
+    grep -q 'switch_kill: ok' "$TMPD/kout" || { cat "$TMPD/kout"; fail "$1 killed: not ok"; }
+    [ "$(grep -c 'the switch failed' "$TMPD/kerr")" = 4 ] ||
+        { cat "$TMPD/kerr"; fail "$1 killed: not every rank saw the failure"; }
+    echo "ok: $1 killed, $(grep 'finished by the members' "$TMPD/kout")"
+}
+note "the spine dies mid-run: its leaves stop saying they are alive"
+kill_in_tree spine
+note "a leaf dies mid-run: its members find it, the others hear from them"
+kill_in_tree leaf
 
 note "auto on one rank, an address on the other"
 MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_VERBOSE=1 timeout 120 "$MPIEXEC" \
