@@ -18,15 +18,21 @@ static const uint64_t KEY = 0x0123456789abcdefULL, KEY2 = 0x1111222233334444ULL;
 
 /* A fabric of topo with n hosts of job key, filling switches' host ports
  * in order; hosts get ranks 0..n-1. */
+/* S: a fabric of topo built with o, no host yet. */
+static void fabric_only(const char *topo, const struct acis_sw_opts *o)
+{
+    char err[160];
+    S = calloc(1, sizeof *S);
+    ck_assert_msg(sim_init_fabric(S, topo, o, err, sizeof err) == 0, "%s", err);
+}
+
 static void setup_fabric(const char *topo, uint32_t payload, int n)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    char err[160];
     o.payload = payload;
     o.tables = 8;
     o.slots = 64;                                /* a window of 8 */
-    S = calloc(1, sizeof *S);
-    ck_assert_msg(sim_init_fabric(S, topo, &o, err, sizeof err) == 0, "%s", err);
+    fabric_only(topo, &o);
     int h = 0;
     for (uint32_t sw = 0; sw < acis_fabric_switches(S->fab) && h < n; sw++)
         for (uint32_t p = 0; p < acis_fabric_host_ports(S->fab, sw) && h < n; p++, h++) {
@@ -360,11 +366,8 @@ END_TEST
 START_TEST(two_jobs)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    char err[160];
     o.payload = 256;
-    S = calloc(1, sizeof *S);
-    ck_assert_msg(sim_init_fabric(S, "fattree:leaves=2,spines=1,radix=8", &o, err,
-                                  sizeof err) == 0, "%s", err);
+    fabric_only("fattree:leaves=2,spines=1,radix=8", &o);
     uint32_t st;
     /* job A: ranks 0-3 over both leaves; job B: ranks 0-3 likewise */
     for (int h = 0; h < 8; h++)
@@ -409,13 +412,10 @@ END_TEST
 START_TEST(job_limit_at_the_top)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    char err[160];
     o.payload = 256;
     o.tables = 4;                                /* a job may hold 3 */
     o.slots = 16;
-    S = calloc(1, sizeof *S);
-    ck_assert_msg(sim_init_fabric(S, "fattree:leaves=2,spines=1,radix=8", &o, err,
-                                  sizeof err) == 0, "%s", err);
+    fabric_only("fattree:leaves=2,spines=1,radix=8", &o);
     uint32_t st;
     for (int h = 0; h < 4; h++)
         ck_assert_int_eq(sim_join_at(S, (uint32_t)(h % 2), h < 2 ? KEY : KEY2,
@@ -673,11 +673,8 @@ END_TEST
 START_TEST(jobs_over_links)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    char err[160];
     o.payload = 256;
-    S = calloc(1, sizeof *S);
-    ck_assert_msg(sim_init_fabric(S, "fattree:leaves=2,spines=1,radix=16", &o, err,
-                                  sizeof err) == 0, "%s", err);
+    fabric_only("fattree:leaves=2,spines=1,radix=16", &o);
     uint32_t st;
     for (int h = 0; h < 8; h++)                  /* four jobs of two ranks */
         ck_assert_int_eq(sim_join_at(S, (uint32_t)(h % 2), KEY + (uint64_t)(h / 2),
