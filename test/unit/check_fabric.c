@@ -8,6 +8,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -728,6 +730,120 @@ START_TEST(table_bounds)
 }
 END_TEST
 
+/* 4096 hosts on 64 leaves under a spine (no simulated host queues: the
+ * answers are only counted): the heap one world communicator's rows take
+ * in all 65 switches, measured, against acis_sw_row_size's account of
+ * them; and no switch holds more than its radix of children. */
+struct quiet {
+    uint32_t ctx;
+    int welcomed;
+};
+
+static int q_open(void *ctx, uint32_t port, const void *peer)
+{
+    (void)ctx;
+    (void)port;
+    (void)peer;
+    return 0;
+}
+
+static void q_close(void *ctx, uint32_t port)
+{
+    (void)ctx;
+    (void)port;
+}
+
+static void q_send(void *ctx, const uint32_t *ports, uint32_t n, const struct iovec *iov,
+                   int iovcnt)
+{
+    struct quiet *q = ctx;
+    const uint8_t *h = iov[0].iov_base;
+    (void)ports;
+    (void)n;
+    if (ACIS_OPC_KIND(h[5]) == ACIS_K_WELCOME)
+        q->welcomed++;
+    if (iovcnt == 2 && ACIS_OPC_KIND(h[5]) == ACIS_K_CT_REPLY)
+        q->ctx = acis_get32((const uint8_t *)iov[1].iov_base + 4);
+}
+
+static void q_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
+{
+    (void)ctx;
+    (void)peer;
+    (void)iov;
+    (void)iovcnt;
+}
+
+START_TEST(memory_at_4096_hosts)
+{
+    enum { P = 4096, R = 128 };
+    const char *topo = "fattree:leaves=64,spines=1,radix=128";
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.tables = 4;
+    o.slots = 16;
+    o.payload = 1024;
+    struct quiet q = { 0 };
+    struct acis_sw_io io = { &q, q_open, q_close, q_send, q_reply };
+    char err[160];
+    struct acis_fabric *f = acis_fabric_create(topo, &o, &io, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    static uint8_t pkt[ACIS_HDR_LEN + 4 + 4 * P];
+    uint8_t pl[ACIS_HELLO_LEN] = { 0 };
+    acis_put32(pl, P);
+    for (uint32_t r = 0; r < P; r++) {            /* host r on leaf r / 64, port r % 64 */
+        int peer = (int)r;
+        sim_control(pkt, ACIS_K_HELLO, KEY, r, 0, 1, pl, sizeof pl);
+        acis_fabric_service(f, r / (R / 2), &peer, pkt, ACIS_HDR_LEN + sizeof pl);
+    }
+    ck_assert_int_eq(q.welcomed, P);
+    uint8_t *members = pkt + ACIS_HDR_LEN;
+    acis_put32(members, P);
+    for (uint32_t r = 0; r < P; r++)
+        acis_put32(members + 4 + 4 * r, r);
+    static uint8_t req[ACIS_HDR_LEN + 4 + 4 * P];
+    sim_control(req, ACIS_K_CT_CREATE, KEY, 0, 0, 9, members, 4 + 4 * P);
+    struct mallinfo2 before = mallinfo2();
+    acis_fabric_input(f, 0, NULL, req, sizeof req);   /* host 0: leaf 0's port 0 */
+    struct mallinfo2 after = mallinfo2();
+    ck_assert_uint_ne(q.ctx, 0);
+
+    uint32_t n, *parent, *hosts;
+    ck_assert_int_eq(acis_fabric_plan(topo, 0, &n, &parent, &hosts, err, sizeof err), 0);
+    uint32_t *kids = malloc(sizeof(uint32_t) * n), held = 0, most = 0;
+    ck_assert_int_eq(acis_fabric_row_children(parent, hosts, n, P, kids), 0);
+    uint64_t want = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!kids[i])
+            continue;
+        struct acis_sw_opts so = o;
+        struct acis_sw_row_size rs;
+        so.ports = i < 64 ? R / 2 : 64;          /* a leaf's hosts; the spine's links */
+        acis_sw_row_size(&so, kids[i], &rs);
+        want += rs.state + rs.buffers;
+        held++;
+        most = kids[i] > most ? kids[i] : most;
+    }
+    uint64_t got = after.uordblks - before.uordblks;
+    printf("memory_at_4096_hosts: one communicator of %d ranks on %s: %u switches hold "
+           "its row, at most %u children each; heap %llu bytes measured, %llu accounted "
+           "(%.0f per switch)\n", P, topo, held, most, (unsigned long long)got,
+           (unsigned long long)want, (double)got / held);
+    ck_assert_uint_eq(held, 65);
+    ck_assert_uint_le(most, 64);
+#ifndef __SANITIZE_ADDRESS__                     /* its allocator keeps no mallinfo */
+    ck_assert_uint_le(got, want * 13 / 10);      /* malloc's own headers aside */
+    ck_assert_uint_ge(got, want * 7 / 10);
+#endif
+    uint64_t c[ACIS_SWC_COUNT];
+    acis_fabric_counters(f, 64, c);
+    ck_assert_uint_eq(c[ACIS_SWC_tables_in_use], 1);
+    free(kids);
+    free(parent);
+    free(hosts);
+    acis_fabric_destroy(f);
+}
+END_TEST
+
 START_TEST(bad_topologies)
 {
     const char *bad[] = { "ring", "fattree:leaves=5,spines=1,radix=4",
@@ -757,6 +873,7 @@ int main(void)
     tcase_add_test(t, refusals);
     tcase_add_test(t, job_limit_at_the_top);
     tcase_add_test(t, table_bounds);
+    tcase_add_test(t, memory_at_4096_hosts);
     tcase_add_test(t, link_protocol);
     tcase_add_test(t, jobs_over_links);
     tcase_add_test(t, bad_topologies);
