@@ -230,6 +230,12 @@ static void ct_reply(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h
     sw_emit(sw, &port, 1, &r, p, sizeof p);
 }
 
+void sw_ct_refuse(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h, uint32_t status)
+{
+    SWC(sw, tables_refused)++;
+    ct_reply(sw, port, h, status, 0);
+}
+
 /* CT_CREATE from rank h->src of job, on port (its own, or the link it is
  * below): a row for the members, held by every switch they are below. */
 static void ct_create(struct acis_sw *sw, uint32_t port, uint32_t job,
@@ -256,8 +262,7 @@ static void ct_create(struct acis_sw *sw, uint32_t port, uint32_t job,
         st = sw_ct_alloc(sw, job, ranks, n, &row);
     free(ranks);
     if (st != ACIS_ST_OK) {
-        SWC(sw, tables_refused)++;
-        ct_reply(sw, port, h, (uint32_t)st, 0);
+        sw_ct_refuse(sw, port, h, (uint32_t)st);
         return;
     }
     sw->cts[row].creator_rank = h->src;
@@ -277,14 +282,14 @@ void sw_ct_created(struct acis_sw *sw, uint32_t row, uint32_t status)
     struct sw_ct *ct = &sw->cts[row];
     struct acis_hdr h = { .job_key = sw->jobs[ct->job].key, .seq = ct->creator_req,
                           .src = ct->creator_rank };
-    uint32_t port = ct->creator_port, ctx = sw_ct_ctx(sw, row);
-    if (status != ACIS_ST_OK) {
-        SWC(sw, tables_refused)++;
-        sw_link_free(sw, row);
-        sw_ct_free(sw, row);
-        ctx = 0;
+    if (status == ACIS_ST_OK) {
+        ct_reply(sw, ct->creator_port, &h, status, sw_ct_ctx(sw, row));
+        return;
     }
-    ct_reply(sw, port, &h, status, ctx);
+    uint32_t port = ct->creator_port;
+    sw_link_free(sw, row);
+    sw_ct_free(sw, row);
+    sw_ct_refuse(sw, port, &h, status);
 }
 
 static void ct_free(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h)
@@ -304,12 +309,6 @@ static void ct_free(struct acis_sw *sw, uint32_t port, uint32_t job, const struc
     r.root = h->src;
     acis_put32(p, st);
     sw_emit(sw, &port, 1, &r, p, sizeof p);
-}
-
-void sw_ct_refuse(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h, uint32_t status)
-{
-    SWC(sw, tables_refused)++;
-    ct_reply(sw, port, h, status, 0);
 }
 
 void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,

@@ -102,7 +102,8 @@ static int serve_fabric(const char *topo, const char *listen, const struct acis_
                         int spin, uint64_t *c)
 {
     char err[256], here[96];
-    uint32_t n = 0, *parent = NULL, *hosts = NULL, *order = NULL, port;
+    uint32_t n = 0, *parent = NULL, *hosts = NULL, *order = NULL, *links = NULL, *depth = NULL;
+    uint32_t port, deepest = 0;
     struct acis_udpsw **u = NULL;
     int rc = 2;
     if (acis_fabric_plan(topo, o->ports, &n, &parent, &hosts, err, sizeof err) != 0) {
@@ -113,25 +114,29 @@ static int serve_fabric(const char *topo, const char *listen, const struct acis_
     snprintf(here, sizeof here, "%.*s:0", colon ? (int)(colon - listen) : 0, listen);
     u = calloc(n, sizeof *u);
     order = malloc(sizeof(uint32_t) * n);
-    if (!u || !order)
+    links = calloc(n, sizeof *links);
+    depth = calloc(n, sizeof *depth);
+    if (!u || !order || !links || !depth)
         goto out;
+    for (uint32_t i = 0; i < n; i++) {            /* children and levels, in O(n depth) */
+        if (parent[i] != UINT32_MAX)
+            links[parent[i]]++;
+        for (uint32_t j = i; parent[j] != UINT32_MAX; j = parent[j])
+            depth[i]++;
+        deepest = depth[i] > deepest ? depth[i] : deepest;
+    }
     uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++)              /* the top, then level by level */
-        if (parent[i] == UINT32_MAX)
-            order[k++] = i;
-    for (uint32_t q = 0; q < k; q++)
+    for (uint32_t d = 0; d <= deepest; d++)       /* the top, then level by level */
         for (uint32_t i = 0; i < n; i++)
-            if (parent[i] == order[q])
+            if (depth[i] == d)
                 order[k++] = i;
     for (uint32_t q = 0; q < k; q++) {
-        uint32_t i = order[q], links = 0;
-        for (uint32_t j = 0; j < n; j++)
-            links += parent[j] == i;
-        if (!hosts[i] && !links && parent[i] == UINT32_MAX)
+        uint32_t i = order[q];
+        if (!hosts[i] && !links[i] && parent[i] == UINT32_MAX)
             continue;                            /* a spine off the tree: idle */
         struct acis_sw_opts so = *o;
-        so.ports = hosts[i] + links ? hosts[i] + links : 1;
-        so.links = links;
+        so.ports = hosts[i] + links[i] ? hosts[i] + links[i] : 1;
+        so.links = links[i];
         u[i] = acis_udpsw_create(parent[i] == UINT32_MAX ? listen : here, &so, err, sizeof err);
         if (!u[i] ||
             (parent[i] != UINT32_MAX &&
@@ -169,6 +174,8 @@ out:
     }
     free(u);
     free(order);
+    free(links);
+    free(depth);
     free(parent);
     free(hosts);
     return rc;

@@ -79,27 +79,29 @@ static void io_reply(void *ctx, const void *peer, const struct iovec *iov, int i
     s->service_peer = *(const int *)peer;
 }
 
+/* A fresh s, current; the hosts' side of the switch's transport. */
+static struct acis_sw_io sim_reset(struct sim *s)
+{
+    memset(s, 0, sizeof *s);
+    memset(s->port_host, 0xff, sizeof s->port_host);
+    s->rng = 12345;
+    current = s;
+    return (struct acis_sw_io){ s, io_open, io_close, io_send, io_reply };
+}
+
 int sim_init(struct sim *s, const struct acis_sw_opts *o)
 {
     char err[128];
-    memset(s, 0, sizeof *s);
-    memset(s->port_host, 0xff, sizeof s->port_host);
-    struct acis_sw_io io = { s, io_open, io_close, io_send, io_reply };
+    struct acis_sw_io io = sim_reset(s);
     s->sw = acis_sw_create(o, &io, err, sizeof err);
-    s->rng = 12345;
-    current = s;
     return s->sw ? 0 : -1;
 }
 
 int sim_init_fabric(struct sim *s, const char *topo, const struct acis_sw_opts *o,
                     char *err, size_t errlen)
 {
-    memset(s, 0, sizeof *s);
-    memset(s->port_host, 0xff, sizeof s->port_host);
-    struct acis_sw_io io = { s, io_open, io_close, io_send, io_reply };
+    struct acis_sw_io io = sim_reset(s);
     s->fab = acis_fabric_create(topo, o, &io, err, errlen);
-    s->rng = 12345;
-    current = s;
     return s->fab ? 0 : -1;
 }
 
