@@ -79,6 +79,10 @@ struct acis_host_stats {
                                               straight to the shared-memory
                                               switch; one redone in MPICH after
                                               an abstention counts as redone) */
+    uint64_t early_return;                 /* of those, calls a broadcast or scatter
+                                              root returned from once its packet
+                                              was posted, before the other
+                                              members had theirs */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

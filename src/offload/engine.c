@@ -33,8 +33,9 @@ static void coff_free(void *p)
             break;
         }
     if (!acis_comm_lost(co->cs))
-        acis_oc.inflight -= co->win.busy_count;
+        acis_oc.inflight -= co->win.busy_count - co->nearly;   /* early ones never counted */
     acis_dev_unlock();
+    acis_early_free(co);
     if (co->kept)
         for (uint32_t i = 0; i < co->win.size; i++)
             free(co->kept[i].pkt);
@@ -134,6 +135,8 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     if (cs->state != ACIS_CT_READY)
         return ACIS_OP_SOFTWARE;
     struct acis_coff *co = cs->off;       /* made with the row */
+    if (co->nearly)                       /* a root's answers still to come */
+        acis_early_settle(co, 1);
     acis_dev_lock();
     if (cs->state != ACIS_CT_READY) {           /* members just agreed on MPICH */
         acis_dev_unlock();

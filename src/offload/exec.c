@@ -126,6 +126,25 @@ static int overlap(const uint8_t *a, uint64_t al, const uint8_t *b, uint64_t bl)
     return a && b && al && bl && a < b + bl && b < a + al;
 }
 
+/* A leaf of a small blocking broadcast or scatter must not abstain: its
+ * root may have returned already (early.c), and nobody would redo the
+ * call with it.  Without memory for its result it borrows the calling
+ * frame's spare bytes, which hold any such result (ACIS_EARLY_MAX).
+ * 1 if it did. */
+static int borrow(struct acis_exec *x)
+{
+    const struct acis_plan *p = &x->p;
+    if (!x->spare || p->has_src || !p->has_dst || p->wire || !acis_early_kind(p->kind, p->total))
+        return 0;
+    acis_image_free(&x->dst);
+    if (acis_image_lend(&x->dst, &p->dst, x->spare, ACIS_EARLY_MAX) != 0)
+        return 0;
+    acis_log(2, "%s: no memory for this rank's result; it lands in the call's own "
+                "%d bytes (a leaf here never abstains)", acis_coll_name(x->c.coll),
+             ACIS_EARLY_MAX);
+    return 1;
+}
+
 static int start_main(struct acis_exec *x)
 {
     struct acis_plan *p = &x->p;
@@ -136,6 +155,8 @@ static int start_main(struct acis_exec *x)
     int no_data = injected_nomem(x) ||
         (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0) ||
         (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0);
+    if (no_data && borrow(x))
+        no_data = 0;
     memset(&x->op, 0, sizeof x->op);
     x->op.st.kind = (uint8_t)p->kind;
     x->op.st.alg = (uint8_t)p->alg;
@@ -224,6 +245,8 @@ int acis_exec_complete(const struct acis_exec *x)
 
 int acis_exec_run(struct acis_exec *x)
 {
+    _Alignas(16) uint8_t spare[ACIS_EARLY_MAX];
+    x->spare = spare;
     int rc = acis_exec_start(x);
     while (rc == 0) {
         acis_op_wait(&x->op);

@@ -158,15 +158,30 @@ int acis_image_out(struct acis_image *im, const struct acis_buf *b, int wire)
     return im->tmp ? 0 : -1;
 }
 
+int acis_image_lend(struct acis_image *im, const struct acis_buf *b, uint8_t *buf,
+                    uint64_t cap)
+{
+    struct acis_dtinfo dt;
+    if (prepare(im, b, 0, &dt) != 0)
+        return -1;
+    if ((im->p = in_place(b, &dt, 0)))
+        return 0;
+    if (im->len > cap)
+        return -1;
+    im->p = buf;
+    im->lent = 1;
+    return 0;
+}
+
 int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
                       MPI_Comm comm)
 {
-    if (!im->tmp)
+    if (!im->tmp && !im->lent)
         return 0;
     struct acis_dtinfo dt;
     if (acis_dtype_info(b->type, &dt) != 0)
         return -1;
-    uint8_t *packed = im->tmp;
+    uint8_t *packed = im->p;
     uint64_t plen = im->len;
     size_t v, off;
     int rc = MPI_SUCCESS, pos = 0;
@@ -176,7 +191,7 @@ int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
         packed = malloc(plen + 1);
         if (!packed)
             return -1;
-        spread(dt.prim, im->tmp, packed, n, 1);
+        spread(dt.prim, im->p, packed, n, 1);
     }
     if (plen > INT_MAX)
         rc = MPI_ERR_COUNT;             /* acis_image_in refused it already */
@@ -186,7 +201,7 @@ int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
         rc = PMPI_Unpack(packed, (int)plen, &pos,
                          (char *)b->buf + (MPI_Aint)b->displs[q] * dt.extent, b->counts[q],
                          b->type, comm);
-    if (packed != im->tmp)
+    if (packed != im->p)
         free(packed);
     return rc == MPI_SUCCESS ? 0 : -1;
 }

@@ -109,6 +109,10 @@ struct acis_coff {
     struct acis_kept *kept;       /* win.size entries, by position mod size */
     struct acis_fix *fix;
     struct acis_exec *execs;      /* nonblocking calls in flight, in call order */
+    struct acis_early *early;     /* win.size entries, by slot, made at the first
+                                     (early.c): calls a root returned from
+                                     before their answers came */
+    uint32_t nearly;              /* of those, answers still to take */
 };
 
 /* Engine: hook into the device and communicator table (a communicator's
@@ -173,11 +177,13 @@ void acis_exec_unlink(struct acis_exec *x);
  * (connect.c), collective over comm: 0 if every member has a device. */
 int acis_rejoin(MPI_Comm comm);
 
-/* A rank's data in wire form: in place, or packed into tmp. */
+/* A rank's data in wire form: in place, or packed into tmp (or into a
+ * buffer the caller lent). */
 struct acis_image {
     uint8_t *p;
     uint64_t len;
     void *tmp;
+    int lent;                 /* p is the caller's: unpack from it, never free it */
 };
 
 /* Where a rank's data lives: count elements of type at buf, or with
@@ -201,6 +207,10 @@ void acis_image_free(struct acis_image *im);
 /* The image of b if it can be used where it is (nothing to pack or
  * allocate): 0 with im filled, else -1. */
 int acis_image_view(struct acis_image *im, const struct acis_buf *b, int wire);
+/* acis_image_out without memory of its own: in place, or in buf (cap
+ * bytes, packed bytes only).  0, or -1 if it does not fit. */
+int acis_image_lend(struct acis_image *im, const struct acis_buf *b, uint8_t *buf,
+                    uint64_t cap);
 
 /* How one call maps onto a stream: filled by a collective's plan. */
 struct acis_plan {
@@ -248,6 +258,8 @@ struct acis_exec {
     uint64_t quiet_since;     /* nonblocking: since when its polls heard
                                  nothing while it waited (0: not polled) */
     struct acis_exec *next_exec; /* acis_coff.execs */
+    uint8_t *spare;           /* blocking: ACIS_EARLY_MAX bytes of the caller's
+                                 frame, for a leaf that must not abstain */
 };
 
 enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
@@ -305,6 +317,28 @@ int acis_offload_flat(struct acis_call *c);
  * call, 0 if the call takes the engine (nothing was touched).  Off with
  * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
+
+/* Early returns (early.c).  The root of a blocking broadcast or scatter of
+ * at most ACIS_EARLY_MAX bytes on the short path returns once its packet
+ * is posted, as MPICH's root returns once its data is out; its answer is
+ * taken later.  So a leaf of such a call never abstains (exec.c): no root
+ * would be there to redo the call in MPICH.  Every member can tell such a
+ * call from its kind and size alone, whatever path the root took. */
+#define ACIS_EARLY_MAX 4096
+static inline int acis_early_kind(unsigned kind, uint64_t total)
+{
+    return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER) && total <= ACIS_EARLY_MAX;
+}
+/* Keep the short path's stream st, posted with ticket (ACIS_DEV_TICKET
+ * bytes), as co's early call on its slot (device lock held): 0, or -1
+ * without memory for it (the caller waits for the answer instead). */
+int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket);
+/* Take co's early answers that have come (device lock held). */
+void acis_early_sweep(struct acis_coff *co);
+/* Wait for co's early answer on the slot of its next segment (all: for
+ * every one); takes the device lock itself. */
+void acis_early_settle(struct acis_coff *co, int all);
+void acis_early_free(struct acis_coff *co);
 
 /* The node hierarchy (hier.c): its keyval (when acis_oc.hier), run c
  * hierarchically if it has a plan there (1, *rc set) or say it has not

@@ -7,7 +7,12 @@
  * operation lists, no packet encoding and decoding, no channel queue.
  * Since the packet is the same, members on the short path and members on
  * the engine's (a rank whose datatype must be packed) serve one
- * collective together.  Anything else takes the engine (exec.c). */
+ * collective together.  Anything else takes the engine (exec.c).
+ *
+ * The root of a small broadcast or scatter returns as soon as its packet
+ * is posted (MPIR_CVAR_OFFLOAD_EARLY_RETURN); early.c takes the answer
+ * later.  A scatter root copies its own block itself and asks the switch
+ * for nothing. */
 #include "config.h"
 
 #include <string.h>
@@ -33,6 +38,14 @@ static int qualifies(const struct acis_call *c, struct acis_plan *p, struct acis
            (!p->has_dst || acis_image_view(dst, &p->dst, p->wire) == 0);
 }
 
+/* This rank is the root of a call it may return from once its packet is
+ * posted: a broadcast or scatter small enough that no leaf abstains. */
+static int returns_early(const struct acis_call *c, const struct acis_plan *p)
+{
+    return ACIS_CV(OFFLOAD_EARLY_RETURN) && acis_early_kind(p->kind, p->total) &&
+           c->cs->rank == c->root;
+}
+
 int acis_short_run(struct acis_call *c, int *rc)
 {
     struct acis_plan p;
@@ -41,6 +54,12 @@ int acis_short_run(struct acis_call *c, int *rc)
         return 0;
     struct acis_comm *cs = c->cs;
     struct acis_coff *co = cs->off;
+    int early = returns_early(c, &p);
+    int own_block = early && p.has_dst; /* scatter: the root copies its own */
+    if (own_block)
+        p.has_dst = 0;
+    if (co && co->nearly)               /* the slot may hold an early call */
+        acis_early_settle(co, 0);
     struct acis_stream st = {
         .kind = (uint8_t)p.kind, .alg = (uint8_t)p.alg, .op = (uint8_t)p.op,
         .dtype = (uint8_t)p.dtype, .root = p.root, .total = p.total,
@@ -52,14 +71,17 @@ int acis_short_run(struct acis_call *c, int *rc)
     const uint8_t *pl, *answer;
     uint32_t len;
 
-    /* Nothing in flight anywhere: no other collective waits for this
-     * process to move it, and every slot of the row is free. */
+    /* Nothing in flight anywhere but this communicator's early calls: no
+     * other collective waits for this process to move it, and this
+     * call's slot is free. */
     acis_dev_lock();
     if (cs->state != ACIS_CT_READY || !co || acis_oc.active || acis_oc.fixing ||
-        acis_comm_lost(cs)) {
+        acis_comm_lost(cs) || co->win.busy[co->win.next_pos % co->win.size]) {
         acis_dev_unlock();
         return 0;
     }
+    if (own_block)
+        memmove(dst.p, src.p + (p.dst_off - p.src_off), dst.len);
     st.ctx = cs->ctx;
     st.seq = ++co->seq;
     st.src = (uint32_t)acis_oc.world_rank;
@@ -68,6 +90,13 @@ int acis_short_run(struct acis_call *c, int *rc)
     acis_stream_start(&st, &co->win);
     acis_stream_next_hdr(&st, &co->win, &h, &pl, &len, 0);
     int posted = acis_dev_post(&h, pl, &t);
+    if (posted == 0 && early && acis_early_keep(co, &st, t.b) == 0) {
+        acis_dev_unlock();
+        ACIS_COUNT(short_path, 1);
+        ACIS_COUNT(early_return, 1);
+        *rc = MPI_SUCCESS;
+        return 1;
+    }
     acis_dev_unlock();
     if (posted != 0)
         goto refused;

@@ -43,6 +43,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->abstained = LOAD(h->abstained);
     out->recovery_failed = LOAD(h->recovery_failed);
     out->short_path = LOAD(h->short_path);
+    out->early_return = LOAD(h->early_return);
 }
 
 void acis_stats_zero(void)
@@ -63,4 +64,5 @@ void acis_stats_zero(void)
     atomic_store(&h->packets_dropped, 0);
     atomic_store(&h->retransmits, 0);
     atomic_store(&h->short_path, 0);
+    atomic_store(&h->early_return, 0);
 }

@@ -1,0 +1,116 @@
+/* early.c -- answers a root takes after its call returned.  The root of a
+ * small blocking broadcast or scatter on the short path has nothing to
+ * receive, and the shared-memory switch copies its packet when it is
+ * posted: the call returns then, as MPICH's root returns once its data is
+ * out (short.c).  The segment's slot stays taken until every member has
+ * posted.  Its answer is taken when the slot is needed again (the short
+ * path), before the communicator's next collective through the engine,
+ * or dropped with the communicator's offload state (its members have all
+ * posted by then: the row is given back after every member freed it).
+ *
+ * An answer that says the members' packets disagreed (they called
+ * different collectives) breaks the communicator here: the call that
+ * should have failed has returned, so the next one fails instead. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpid/device.h"
+#include "offload/offload.h"
+#include "util/util.h"
+
+struct acis_early {
+    struct acis_stream st;
+    struct acis_dev_ticket t;
+    int out;                      /* its answer is still to take */
+};
+
+int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket)
+{
+    uint32_t slot = (uint32_t)(st->pos0 % co->win.size);
+    if (!co->early && !(co->early = calloc(co->win.size, sizeof *co->early)))
+        return -1;
+    struct acis_early *e = &co->early[slot];
+    e->st = *st;
+    memcpy(e->t.b, ticket, sizeof e->t.b);
+    e->out = 1;
+    co->win.owner[slot] = &e->st;       /* the answer finds this copy */
+    co->nearly++;
+    return 0;
+}
+
+/* Take e's answer if it came: 1, else 0 (device lock held). */
+static int take(struct acis_coff *co, struct acis_early *e)
+{
+    struct acis_hdr a;
+    const uint8_t *pl;
+    if (!acis_dev_answer(&e->t, &a, &pl))
+        return 0;
+    int rc = acis_stream_answer(&e->st, &co->win, &a, pl);
+    if (rc != 0 || e->st.refused) {
+        acis_stream_release(&e->st, &co->win, 0);
+        struct acis_comm *cs = co->cs;
+        if (cs->state == ACIS_CT_READY) {
+            cs->state = ACIS_CT_BROKEN;
+            cs->refused = ACIS_REASON_BROKEN;
+            acis_log(0, "the switch refused a %s this rank was the root of and had "
+                        "returned from: the members called different collectives; "
+                        "collectives on this communicator fail from now on",
+                     acis_wire_kind_name(e->st.kind));
+        }
+    }
+    e->out = 0;
+    co->nearly--;
+    return 1;
+}
+
+/* The first early call still out, in the order they were posted (slot
+ * of next_pos is the oldest a window can hold), or NULL. */
+static struct acis_early *oldest(struct acis_coff *co)
+{
+    uint32_t w = co->win.size;
+    for (uint32_t j = 0; co->nearly && j < w; j++) {
+        struct acis_early *e = &co->early[(co->win.next_pos + j) % w];
+        if (e->out)
+            return e;
+    }
+    return NULL;
+}
+
+/* Answers come in the order the calls were posted (every member posts in
+ * that order): take them oldest first, up to the first still out, so a
+ * sweep reads one line of the switch that has not been written yet. */
+void acis_early_sweep(struct acis_coff *co)
+{
+    struct acis_early *e;
+    while ((e = oldest(co)) && take(co, e))
+        ;
+}
+
+void acis_early_settle(struct acis_coff *co, int all)
+{
+    uint64_t idle = acis_now_ns(), poked = idle;
+    acis_dev_lock();
+    for (;;) {
+        acis_early_sweep(co);
+        struct acis_early *e = oldest(co);
+        if (!e || (!all && e != &co->early[co->win.next_pos % co->win.size]))
+            break;
+        struct acis_dev_ticket t = e->t;
+        acis_dev_unlock();
+        /* The other members are on their way to post: one may first need
+         * MPICH to move here (a send this rank made after returning). */
+        acis_mpich_poke(&poked);
+        acis_dev_wait_answer(&t, idle);
+        acis_dev_lock();
+    }
+    acis_dev_unlock();
+}
+
+void acis_early_free(struct acis_coff *co)
+{
+    free(co->early);
+    co->early = NULL;
+    co->nearly = 0;
+}
