@@ -1,0 +1,181 @@
+/* early.c -- roots that return before their leaves have the data
+ * (MPIR_CVAR_OFFLOAD_EARLY_RETURN, src/offload/early.c).  Every case has
+ * the root overwrite its buffers right after each call, and leaves that
+ * arrive late (they sleep first), so the root is many calls ahead:
+ *   - a run of broadcasts longer than the slot window, then of scatters
+ *     (the root's own block is checked: it copies it itself);
+ *   - leaves whose datatype must be unpacked (they take the engine's path
+ *     beside a root on the short path);
+ *   - a broadcast, then at once a reduction, a nonblocking broadcast and a
+ *     scatter on the same communicator (answers taken before the slot and
+ *     the engine are used again);
+ *   - a broadcast on a dup freed right after the call, before its leaves
+ *     have called;
+ *   - a root that changes from call to call.
+ * Every value is checked on every rank.  With --expect-early the roots
+ * must have returned early (the acis_host_stats counter), so a root that
+ * silently waited cannot pass; with --expect-none they must not have.
+ * Usage: early [--expect-early | --expect-none] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <acis/acis.h>
+#include <mpi.h>
+
+enum { RUN = 100, N = 64 };
+
+static int rank, size, failures;
+
+static void check(int ok, const char *what, int i)
+{
+    if (!ok && failures++ < 10)
+        fprintf(stderr, "early[%d]: FAIL %s (call %d)\n", rank, what, i);
+}
+
+static void late(void)
+{
+    if (rank != 0)
+        usleep(20000);              /* leaves come late: roots run ahead */
+}
+
+static void bcasts(MPI_Comm comm, int root_moves)
+{
+    int v[N];
+    late();
+    for (int i = 0; i < RUN; i++) {
+        int root = root_moves ? i % size : 0;
+        for (int k = 0; k < N; k++)
+            v[k] = rank == root ? i * 1000 + k : -1;
+        MPI_Bcast(v, N, MPI_INT, root, comm);
+        int ok = 1;
+        for (int k = 0; k < N; k++)
+            ok &= v[k] == i * 1000 + k;
+        check(ok, root_moves ? "bcast, moving root" : "bcast", i);
+        if (rank == root)
+            memset(v, 0x5a, sizeof v);  /* the root's buffer is its own again */
+    }
+}
+
+static void scatters(MPI_Comm comm)
+{
+    int *all = malloc(sizeof(int) * N * (size_t)size), mine[N];
+    late();
+    for (int i = 0; i < RUN; i++) {
+        for (int k = 0; rank == 0 && k < N * size; k++)
+            all[k] = i * 100000 + k;
+        memset(mine, 0xff, sizeof mine);
+        MPI_Scatter(all, N, MPI_INT, mine, N, MPI_INT, 0, comm);
+        int ok = 1;
+        for (int k = 0; k < N; k++)
+            ok &= mine[k] == i * 100000 + rank * N + k;
+        check(ok, "scatter", i);
+        if (rank == 0)
+            memset(all, 0x5a, sizeof(int) * N * (size_t)size);
+    }
+    free(all);
+}
+
+/* Leaves receive into every other int: their result is unpacked. */
+static void packed_leaves(MPI_Comm comm)
+{
+    MPI_Datatype every_other;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int v[2 * N];
+    late();
+    for (int i = 0; i < RUN; i++) {
+        for (int k = 0; k < 2 * N; k++)
+            v[k] = rank == 0 ? i + k : -7;
+        if (rank == 0)
+            MPI_Bcast(v, N, MPI_INT, 0, comm);
+        else
+            MPI_Bcast(v, 1, every_other, 0, comm);
+        int ok = 1;
+        for (int k = 0; rank != 0 && k < N; k++)
+            ok &= v[2 * k] == i + k && v[2 * k + 1] == -7;
+        check(ok, "bcast to unpacking leaves", i);
+    }
+    MPI_Type_free(&every_other);
+}
+
+/* A broadcast, then at once other collectives on the same communicator. */
+static void mixed(MPI_Comm comm)
+{
+    int v[N], sum, *all = malloc(sizeof(int) * (size_t)size), one;
+    late();
+    for (int i = 0; i < RUN / 4; i++) {
+        for (int k = 0; k < N; k++)
+            v[k] = rank == 0 ? i - k : 0;
+        MPI_Bcast(v, N, MPI_INT, 0, comm);
+        check(v[N - 1] == i - (N - 1), "bcast before allreduce", i);
+        MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm);
+        check(sum == size * (size - 1) / 2, "allreduce after bcast", i);
+        MPI_Request req;
+        v[0] = rank == 0 ? 3 * i : 0;
+        MPI_Ibcast(v, 1, MPI_INT, 0, comm, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        check(v[0] == 3 * i, "ibcast after bcast", i);
+        for (int q = 0; q < size; q++)
+            all[q] = rank == 0 ? i + q : -1;
+        MPI_Scatter(all, 1, MPI_INT, &one, 1, MPI_INT, 0, comm);
+        check(one == i + rank, "scatter after ibcast", i);
+    }
+    free(all);
+}
+
+/* The root frees the communicator right after its call returned. */
+static void freed(MPI_Comm comm)
+{
+    for (int i = 0; i < 10; i++) {
+        MPI_Comm dup;
+        MPI_Comm_dup(comm, &dup);
+        int v = rank == 0 ? 77 + i : 0;
+        late();
+        MPI_Bcast(&v, 1, MPI_INT, 0, dup);
+        MPI_Comm_free(&dup);
+        check(v == 77 + i, "bcast on a communicator freed at once", i);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int expect = 0;             /* 1: early returns must be seen; -1: none */
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--expect-early"))
+            expect = 1;
+        else if (!strcmp(argv[a], "--expect-none"))
+            expect = -1;
+        else {
+            if (rank == 0)
+                fprintf(stderr, "early: unknown argument %s\n", argv[a]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    bcasts(comm, 0);
+    scatters(comm);
+    packed_leaves(comm);
+    mixed(comm);
+    freed(comm);
+    bcasts(comm, 1);
+    MPI_Comm_free(&comm);
+
+    struct acis_host_stats hs;
+    acis_get_host_stats(&hs);
+    long mine[2] = { failures, (long)hs.early_return }, tot[2];
+    PMPI_Reduce(mine, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    int rc = 0;
+    if (rank == 0) {
+        printf("early: %d ranks, %ld failures, %ld calls returned early\n", size, tot[0],
+               tot[1]);
+        rc = tot[0] || (expect > 0 && tot[1] == 0) || (expect < 0 && tot[1] != 0);
+    }
+    MPI_Finalize();
+    return rc;
+}
