@@ -1,12 +1,13 @@
-/* early.c -- answers a root takes after its call returned.  The root of a
- * small blocking broadcast or scatter on the short path has nothing to
- * receive, and the shared-memory switch copies its packet when it is
- * posted: the call returns then, as MPICH's root returns once its data is
- * out (short.c).  The segment's slot stays taken until every member has
- * posted.  Its answer is taken when the slot is needed again (the short
- * path), before the communicator's next collective through the engine,
- * or dropped with the communicator's offload state (its members have all
- * posted by then: the row is given back after every member freed it).
+/* early.c -- answers taken after the call returned.  A member with
+ * nothing to receive from a small blocking broadcast, scatter or gather
+ * (the root of the first two, a leaf of the last) on the short path
+ * returns once its packet is posted: the shared-memory switch copied it,
+ * and MPICH's senders return once their data is out too (short.c).  The
+ * segment's slot stays taken until every member has posted.  Its answer
+ * is taken when the slot is needed again (the short path), before the
+ * communicator's next collective through the engine, or dropped with the
+ * communicator's offload state (its members have all posted by then: the
+ * row is given back after every member freed it).
  *
  * An answer that says the members' packets disagreed (they called
  * different collectives) breaks the communicator here: the call that
@@ -54,9 +55,9 @@ static int take(struct acis_coff *co, struct acis_early *e)
         if (cs->state == ACIS_CT_READY) {
             cs->state = ACIS_CT_BROKEN;
             cs->refused = ACIS_REASON_BROKEN;
-            acis_log(0, "the switch refused a %s this rank was the root of and had "
-                        "returned from: the members called different collectives; "
-                        "collectives on this communicator fail from now on",
+            acis_log(0, "the switch refused a %s this rank had returned from: the "
+                        "members called different collectives; collectives on this "
+                        "communicator fail from now on",
                      acis_wire_kind_name(e->st.kind));
         }
     }

@@ -126,22 +126,27 @@ static int overlap(const uint8_t *a, uint64_t al, const uint8_t *b, uint64_t bl)
     return a && b && al && bl && a < b + bl && b < a + al;
 }
 
-/* A leaf of a small blocking broadcast or scatter must not abstain: its
- * root may have returned already (early.c), and nobody would redo the
- * call with it.  Without memory for its result it borrows the calling
- * frame's spare bytes, which hold any such result (ACIS_EARLY_MAX).
- * 1 if it did. */
+/* No member of a small blocking broadcast, scatter or gather abstains: a
+ * member with nothing to receive may have returned already (early.c), and
+ * would not redo the call in MPICH.  Without memory for its data in wire
+ * form, a member packs into (source) and unpacks from (result) the
+ * calling frame's spare bytes, which hold any such call's data.  1 if it
+ * could. */
 static int borrow(struct acis_exec *x)
 {
     const struct acis_plan *p = &x->p;
-    if (!x->spare || p->has_src || !p->has_dst || p->wire || !acis_early_kind(p->kind, p->total))
+    if (!x->spare || p->wire || p->copy_src || !acis_early_kind(p->kind, p->total))
         return 0;
+    acis_image_free(&x->src);
     acis_image_free(&x->dst);
-    if (acis_image_lend(&x->dst, &p->dst, x->spare, ACIS_EARLY_MAX) != 0)
+    if ((p->has_src && acis_image_lend_in(&x->src, &p->src, x->spare, ACIS_EARLY_MAX,
+                                          MPI_COMM_WORLD) != 0) ||
+        (p->has_dst && acis_image_lend(&x->dst, &p->dst, x->spare + ACIS_EARLY_MAX,
+                                       ACIS_EARLY_MAX) != 0))
         return 0;
-    acis_log(2, "%s: no memory for this rank's result; it lands in the call's own "
-                "%d bytes (a leaf here never abstains)", acis_coll_name(x->c.coll),
-             ACIS_EARLY_MAX);
+    acis_log(2, "%s: no memory for this rank's data; it uses the call's own %d bytes "
+                "(a member here never abstains)", acis_coll_name(x->c.coll),
+             2 * ACIS_EARLY_MAX);
     return 1;
 }
 
@@ -245,7 +250,7 @@ int acis_exec_complete(const struct acis_exec *x)
 
 int acis_exec_run(struct acis_exec *x)
 {
-    _Alignas(16) uint8_t spare[ACIS_EARLY_MAX];
+    _Alignas(16) uint8_t spare[2 * ACIS_EARLY_MAX];
     x->spare = spare;
     int rc = acis_exec_start(x);
     while (rc == 0) {

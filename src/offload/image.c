@@ -86,6 +86,30 @@ static int prepare(struct acis_image *im, const struct acis_buf *b, int wire,
     return 0;
 }
 
+/* The bytes b packs to (MPICH 4.0.2 has no MPI_Pack_c: packed images stay
+ * below INT_MAX): 0, or -1. */
+static int pack_size(const struct acis_buf *b, const struct acis_image *im, MPI_Comm comm,
+                     int *psize)
+{
+    uint64_t n = total_count(b);
+    return n > INT_MAX || im->len > INT_MAX ||
+                   PMPI_Pack_size((int)n, b->type, comm, psize) != MPI_SUCCESS
+               ? -1 : 0;
+}
+
+/* MPI_Pack b (each block in turn) into buf of psize bytes: 0, or -1. */
+static int pack(const struct acis_buf *b, const struct acis_dtinfo *dt, uint8_t *buf,
+                int psize, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS, pos = 0;
+    if (!b->counts)
+        rc = PMPI_Pack(b->buf, b->count, b->type, buf, psize, &pos, comm);
+    for (int q = 0; b->counts && q < b->nblocks && rc == MPI_SUCCESS; q++)
+        rc = PMPI_Pack((char *)b->buf + (MPI_Aint)b->displs[q] * dt->extent, b->counts[q],
+                       b->type, buf, psize, &pos, comm);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
 int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int copy,
                   MPI_Comm comm)
 {
@@ -102,22 +126,13 @@ int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int
         im->p = im->tmp;
         return 0;
     }
-    /* MPICH 4.0.2 has no MPI_Pack_c: packed images stay below INT_MAX */
-    int psize, pos = 0;
-    uint64_t n = total_count(b);
-    if (n > INT_MAX || im->len > INT_MAX ||
-        PMPI_Pack_size((int)n, b->type, comm, &psize) != MPI_SUCCESS)
+    int psize;
+    if (pack_size(b, im, comm, &psize) != 0)
         return -1;
     uint8_t *packed = malloc((size_t)psize + 1);
     if (!packed)
         return -1;
-    int rc = MPI_SUCCESS;
-    if (!b->counts)
-        rc = PMPI_Pack(b->buf, b->count, b->type, packed, psize, &pos, comm);
-    for (int q = 0; b->counts && q < b->nblocks && rc == MPI_SUCCESS; q++)
-        rc = PMPI_Pack((char *)b->buf + (MPI_Aint)b->displs[q] * dt.extent, b->counts[q],
-                       b->type, packed, psize, &pos, comm);
-    if (rc != MPI_SUCCESS) {
+    if (pack(b, &dt, packed, psize, comm) != 0) {
         free(packed);
         return -1;
     }
@@ -134,6 +149,22 @@ int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int
         im->tmp = packed;
     }
     im->p = im->tmp;
+    return 0;
+}
+
+int acis_image_lend_in(struct acis_image *im, const struct acis_buf *b, uint8_t *buf,
+                       uint64_t cap, MPI_Comm comm)
+{
+    struct acis_dtinfo dt;
+    int psize;
+    if (prepare(im, b, 0, &dt) != 0)
+        return -1;
+    if ((im->p = in_place(b, &dt, 0)))
+        return 0;
+    if (pack_size(b, im, comm, &psize) != 0 || (uint64_t)psize > cap ||
+        pack(b, &dt, buf, psize, comm) != 0)
+        return -1;
+    im->p = buf;
     return 0;
 }
 

@@ -207,8 +207,11 @@ void acis_image_free(struct acis_image *im);
 /* The image of b if it can be used where it is (nothing to pack or
  * allocate): 0 with im filled, else -1. */
 int acis_image_view(struct acis_image *im, const struct acis_buf *b, int wire);
-/* acis_image_out without memory of its own: in place, or in buf (cap
- * bytes, packed bytes only).  0, or -1 if it does not fit. */
+/* acis_image_in and acis_image_out without memory of their own: in place,
+ * or in buf (cap bytes; packed bytes only, no copy of a dense source).
+ * 0, or -1 if it does not fit or MPICH would not pack it. */
+int acis_image_lend_in(struct acis_image *im, const struct acis_buf *b, uint8_t *buf,
+                       uint64_t cap, MPI_Comm comm);
 int acis_image_lend(struct acis_image *im, const struct acis_buf *b, uint8_t *buf,
                     uint64_t cap);
 
@@ -258,8 +261,9 @@ struct acis_exec {
     uint64_t quiet_since;     /* nonblocking: since when its polls heard
                                  nothing while it waited (0: not polled) */
     struct acis_exec *next_exec; /* acis_coff.execs */
-    uint8_t *spare;           /* blocking: ACIS_EARLY_MAX bytes of the caller's
-                                 frame, for a leaf that must not abstain */
+    uint8_t *spare;           /* blocking: 2 * ACIS_EARLY_MAX bytes of the
+                                 caller's frame, for data of a member that
+                                 must not abstain (source, then result) */
 };
 
 enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
@@ -318,16 +322,19 @@ int acis_offload_flat(struct acis_call *c);
  * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
 
-/* Early returns (early.c).  The root of a blocking broadcast or scatter of
- * at most ACIS_EARLY_MAX bytes on the short path returns once its packet
- * is posted, as MPICH's root returns once its data is out; its answer is
- * taken later.  So a leaf of such a call never abstains (exec.c): no root
- * would be there to redo the call in MPICH.  Every member can tell such a
- * call from its kind and size alone, whatever path the root took. */
+/* Early returns (early.c).  A member of a blocking broadcast, scatter or
+ * gather of at most ACIS_EARLY_MAX bytes that has nothing to receive (the
+ * root of a broadcast or scatter, a leaf of a gather) returns, on the
+ * short path, once its packet is posted, as MPICH's senders return once
+ * their data is out; its answer is taken later.  So no member of such a
+ * call abstains (exec.c): a member that has returned would not be there
+ * to redo the call in MPICH.  Every member tells such a call from its
+ * kind and size alone, whatever path the others took. */
 #define ACIS_EARLY_MAX 4096
 static inline int acis_early_kind(unsigned kind, uint64_t total)
 {
-    return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER) && total <= ACIS_EARLY_MAX;
+    return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER || kind == ACIS_K_GATHER) &&
+           total <= ACIS_EARLY_MAX;
 }
 /* Keep the short path's stream st, posted with ticket (ACIS_DEV_TICKET
  * bytes), as co's early call on its slot (device lock held): 0, or -1

@@ -9,10 +9,10 @@
  * the engine's (a rank whose datatype must be packed) serve one
  * collective together.  Anything else takes the engine (exec.c).
  *
- * The root of a small broadcast or scatter returns as soon as its packet
- * is posted (MPIR_CVAR_OFFLOAD_EARLY_RETURN); early.c takes the answer
- * later.  A scatter root copies its own block itself and asks the switch
- * for nothing. */
+ * The root of a small broadcast or scatter, and a leaf of a small gather,
+ * return as soon as their packet is posted (MPIR_CVAR_OFFLOAD_EARLY_RETURN);
+ * early.c takes the answer later.  A scatter root copies its own block
+ * itself and asks the switch for nothing. */
 #include "config.h"
 
 #include <string.h>
@@ -38,12 +38,14 @@ static int qualifies(const struct acis_call *c, struct acis_plan *p, struct acis
            (!p->has_dst || acis_image_view(dst, &p->dst, p->wire) == 0);
 }
 
-/* This rank is the root of a call it may return from once its packet is
- * posted: a broadcast or scatter small enough that no leaf abstains. */
+/* This rank has nothing to receive from a call small enough that no
+ * member abstains: the root of a broadcast or scatter, a leaf of a
+ * gather.  It may return once its packet is posted. */
 static int returns_early(const struct acis_call *c, const struct acis_plan *p)
 {
-    return ACIS_CV(OFFLOAD_EARLY_RETURN) && acis_early_kind(p->kind, p->total) &&
-           c->cs->rank == c->root;
+    if (!ACIS_CV(OFFLOAD_EARLY_RETURN) || !acis_early_kind(p->kind, p->total))
+        return 0;
+    return p->kind == ACIS_K_GATHER ? c->cs->rank != c->root : c->cs->rank == c->root;
 }
 
 int acis_short_run(struct acis_call *c, int *rc)

@@ -1,9 +1,11 @@
-/* early.c -- roots that return before their leaves have the data
- * (MPIR_CVAR_OFFLOAD_EARLY_RETURN, src/offload/early.c).  Every case has
- * the root overwrite its buffers right after each call, and leaves that
- * arrive late (they sleep first), so the root is many calls ahead:
+/* early.c -- members that return before the others have their data
+ * (MPIR_CVAR_OFFLOAD_EARLY_RETURN, src/offload/early.c): roots of
+ * broadcasts and scatters, leaves of gathers.  Every case has those
+ * members overwrite their buffers right after each call, and the others
+ * arrive late (they sleep first), so the early ones are many calls ahead:
  *   - a run of broadcasts longer than the slot window, then of scatters
- *     (the root's own block is checked: it copies it itself);
+ *     (the root's own block is checked: it copies it itself), then of
+ *     gathers, also from leaves whose datatype must be packed;
  *   - leaves whose datatype must be unpacked (they take the engine's path
  *     beside a root on the short path);
  *   - a broadcast, then at once a reduction, a nonblocking broadcast and a
@@ -16,6 +18,7 @@
  * must have returned early (the acis_host_stats counter), so a root that
  * silently waited cannot pass; with --expect-none they must not have.
  * Usage: early [--expect-early | --expect-none] */
+#define _DEFAULT_SOURCE /* usleep */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,12 @@ static void late(void)
 {
     if (rank != 0)
         usleep(20000);              /* leaves come late: roots run ahead */
+}
+
+static void late_root(void)
+{
+    if (rank == 0)
+        usleep(20000);              /* the root comes late: leaves run ahead */
 }
 
 static void bcasts(MPI_Comm comm, int root_moves)
@@ -75,6 +84,39 @@ static void scatters(MPI_Comm comm)
             memset(all, 0x5a, sizeof(int) * N * (size_t)size);
     }
     free(all);
+}
+
+/* Gathers to rank 0; with packed, every rank sends every other int of
+ * its buffer (its data must be packed). */
+static void gathers(MPI_Comm comm, int packed)
+{
+    MPI_Datatype every_other;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int *all = malloc(sizeof(int) * N * (size_t)size), v[2 * N];
+    late_root();
+    for (int i = 0; i < RUN; i++) {
+        for (int k = 0; k < N; k++) {
+            int x = i * 1000 + rank * N + k;
+            if (packed) {
+                v[2 * k] = x;
+                v[2 * k + 1] = -3;
+            } else {
+                v[k] = x;
+            }
+        }
+        if (packed)
+            MPI_Gather(v, 1, every_other, all, N, MPI_INT, 0, comm);
+        else
+            MPI_Gather(v, N, MPI_INT, all, N, MPI_INT, 0, comm);
+        memset(v, 0x5a, sizeof v);      /* the sender's buffer is its own again */
+        int ok = 1;
+        for (int k = 0; rank == 0 && k < N * size; k++)
+            ok &= all[k] == i * 1000 + k;
+        check(ok, packed ? "gather of packed data" : "gather", i);
+    }
+    free(all);
+    MPI_Type_free(&every_other);
 }
 
 /* Leaves receive into every other int: their result is unpacked. */
@@ -160,6 +202,8 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     bcasts(comm, 0);
     scatters(comm);
+    gathers(comm, 0);
+    gathers(comm, 1);
     packed_leaves(comm);
     mixed(comm);
     freed(comm);
