@@ -1,39 +1,34 @@
 /* jitter.c -- what a rooted collective costs when ranks do not arrive
  * together.  Each round every rank computes a random time (uniform in 0 to
- * 2 * -c microseconds, its own random sequence), then calls MPI_Bcast or
- * MPI_Scatter (-t) of -s bytes per rank from rank 0.  A root that waits
- * for every member each round makes a round last as long as the slowest
- * rank's compute; a root that returns once its data is out runs ahead, and
- * the job lasts about as long as the busiest rank's own compute.  Prints
- * microseconds per round next to that bound (the largest sum of a rank's
- * computes, per round).  The root writes the round's number into its data
- * right after each call; the others check it.  A plain MPI program: run it
- * with LD_PRELOAD=libacis.so.
- * Usage: jitter [-t bcast|scatter] [-n rounds] [-c mean_compute_us] [-s bytes] */
+ * 2 * -c microseconds, its own random sequence), then calls MPI_Bcast,
+ * MPI_Scatter or MPI_Gather (-t) of -s bytes per rank, rooted at rank 0.
+ * A sender that waits for every member each round makes a round last as
+ * long as the slowest rank's compute; senders that return once their data
+ * is out (the root of a bcast or scatter, the leaves of a gather) run
+ * ahead, and the job lasts about as long as the busiest rank's own
+ * compute.  Prints microseconds per round next to that bound (the largest
+ * sum of a rank's computes, per round).  Senders write the next round's
+ * number into their data right after each call; receivers check it.  A
+ * plain MPI program: run it with LD_PRELOAD=libacis.so.
+ * Usage: jitter [-t bcast|scatter|gather] [-n rounds] [-c mean_compute_us] [-s bytes] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void compute(double us)
-{
-    double end = MPI_Wtime() + us * 1e-6;
-    volatile double x = 1;
-    while (MPI_Wtime() < end)
-        x = x * 1.0000001 + 1e-9;
-}
+#include "busy.h"
 
 int main(int argc, char **argv)
 {
-    int rounds = 2000, opt, rank, size, bytes = 8, scatter = 0;
+    int rounds = 2000, opt, rank, size, bytes = 8, kind = 0;   /* bcast, scatter, gather */
     double mean_us = 20;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     while ((opt = getopt(argc, argv, "t:n:c:s:")) != -1) {
         if (opt == 't')
-            scatter = strcmp(optarg, "scatter") == 0;
+            kind = !strcmp(optarg, "scatter") ? 1 : !strcmp(optarg, "gather") ? 2 : 0;
         else if (opt == 'n')
             rounds = atoi(optarg);
         else if (opt == 'c')
@@ -62,19 +57,26 @@ int main(int argc, char **argv)
         double us = 2 * mean_us * (double)rand_r(&seed) / RAND_MAX;
         compute(us);
         busy += us;
-        if (scatter)
+        if (kind == 1)
             MPI_Scatter(all, bytes, MPI_CHAR, mine, bytes, MPI_CHAR, 0, MPI_COMM_WORLD);
+        else if (kind == 2)
+            MPI_Gather(mine, bytes, MPI_CHAR, all, bytes, MPI_CHAR, 0, MPI_COMM_WORLD);
         else
             MPI_Bcast(mine, bytes, MPI_CHAR, 0, MPI_COMM_WORLD);
-        int got;
-        memcpy(&got, mine, sizeof got);
-        if (rank == 0) {                /* the next round's data, at once */
-            int next = r + 1;
+        int next = r + 1, got;
+        if (kind == 2) {                /* leaves send, the root checks */
+            for (int q = 0; rank == 0 && q < size; q++) {
+                memcpy(&got, all + (size_t)q * bytes, sizeof got);
+                wrong += got != r;
+            }
+            memcpy(mine, &next, sizeof next);
+        } else if (rank == 0) {         /* the next round's data, at once */
             memcpy(mine, &next, sizeof next);
             for (int q = 0; all && q < size; q++)
                 memcpy(all + (size_t)q * bytes, &next, sizeof next);
-        } else if (got != r) {
-            wrong++;
+        } else {
+            memcpy(&got, mine, sizeof got);
+            wrong += got != r;
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -86,7 +88,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("jitter: %s, %d ranks, %d rounds, %d bytes, compute 0..%.0f us: %.2f us per "
                "round, busiest rank's compute %.2f us per round, %ld wrong\n",
-               scatter ? "scatter" : "bcast", size, rounds, bytes, 2 * mean_us,
+               kind == 1 ? "scatter" : kind == 2 ? "gather" : "bcast", size, rounds, bytes, 2 * mean_us,
                t * 1e6 / rounds, most_busy / rounds, wrong_all);
     free(mine);
     free(all);

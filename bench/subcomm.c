@@ -12,13 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static void compute(double us)
-{
-    double end = MPI_Wtime() + us * 1e-6;
-    volatile double x = 1;
-    while (MPI_Wtime() < end)
-        x = x * 1.0000001 + 1e-9;
-}
+#include "busy.h"
 
 int main(int argc, char **argv)
 {
