@@ -5,9 +5,9 @@
  * and MPICH's senders return once their data is out too (short.c).  The
  * segment's slot stays taken until every member has posted.  Its answer
  * is taken when the slot is needed again (the short path), before the
- * communicator's next collective through the engine, or dropped with the
- * communicator's offload state (its members have all posted by then: the
- * row is given back after every member freed it).
+ * communicator's next collective through the engine, and at the latest
+ * when the communicator's offload state is freed (usually at once: its
+ * members have all posted once their closing barrier is done).
  *
  * An answer that says the members' packets disagreed (they called
  * different collectives) breaks the communicator here: the call that
@@ -103,6 +103,8 @@ void acis_early_settle(struct acis_coff *co, int all)
         /* The other members are on their way to post: one may first need
          * MPICH to move here (a send this rank made after returning). */
         acis_mpich_poke(&poked);
+        if (acis_oc.thread_level == MPI_THREAD_MULTIPLE)
+            acis_engine_progress();     /* other threads' collectives, meanwhile */
         acis_dev_wait_answer(&t, idle);
         acis_dev_lock();
     }

@@ -21,6 +21,11 @@
 static void coff_free(void *p)
 {
     struct acis_coff *co = p;
+    /* Early answers: every member has posted once the members' closing
+     * barrier is done, but a communicator without one (its private dup
+     * failed) is freed at once, and its row must outlive the last post. */
+    if (co->nearly && acis_fb.device_ok)
+        acis_early_settle(co, 1);
     acis_dev_lock();
     for (struct acis_coff **pp = &acis_oc.active; *pp; pp = &(*pp)->next_active)
         if (*pp == co) {

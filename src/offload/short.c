@@ -58,6 +58,9 @@ int acis_short_run(struct acis_call *c, int *rc)
     struct acis_coff *co = cs->off;
     int early = returns_early(c, &p);
     int own_block = early && p.has_dst; /* scatter: the root copies its own */
+    if (own_block && p.dst_off - p.src_off + dst.len > src.len)
+        early = own_block = 0;          /* blocks of different sizes: an error the
+                                           switch reports, not a copy past sbuf */
     if (own_block)
         p.has_dst = 0;
     if (co && co->nearly)               /* the slot may hold an early call */
@@ -73,9 +76,9 @@ int acis_short_run(struct acis_call *c, int *rc)
     const uint8_t *pl, *answer;
     uint32_t len;
 
-    /* Nothing in flight anywhere but this communicator's early calls: no
-     * other collective waits for this process to move it, and this
-     * call's slot is free. */
+    /* Nothing in flight anywhere but early calls (early.c): no other
+     * collective waits for this process to move it, and this call's slot
+     * is free. */
     acis_dev_lock();
     if (cs->state != ACIS_CT_READY || !co || acis_oc.active || acis_oc.fixing ||
         acis_comm_lost(cs) || co->win.busy[co->win.next_pos % co->win.size]) {
