@@ -140,7 +140,7 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     if (cs->state != ACIS_CT_READY)
         return ACIS_OP_SOFTWARE;
     struct acis_coff *co = cs->off;       /* made with the row */
-    if (co->nearly)                       /* a root's answers still to come */
+    if (co->nearly)                       /* early calls' answers still to come */
         acis_early_settle(co, 1);
     acis_dev_lock();
     if (cs->state != ACIS_CT_READY) {           /* members just agreed on MPICH */
