@@ -24,8 +24,14 @@
 struct acis_early {
     struct acis_stream st;
     struct acis_dev_ticket t;
-    int out;                      /* its answer is still to take */
 };
+
+/* e's answer is still to take: its slot waits for it. */
+static int out(const struct acis_coff *co, const struct acis_early *e)
+{
+    uint32_t slot = (uint32_t)(e - co->early);
+    return co->win.busy[slot] && co->win.owner[slot] == &e->st;
+}
 
 int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket)
 {
@@ -35,7 +41,6 @@ int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const vo
     struct acis_early *e = &co->early[slot];
     e->st = *st;
     memcpy(e->t.b, ticket, sizeof e->t.b);
-    e->out = 1;
     co->win.owner[slot] = &e->st;       /* the answer finds this copy */
     co->nearly++;
     return 0;
@@ -61,7 +66,6 @@ static int take(struct acis_coff *co, struct acis_early *e)
                      acis_wire_kind_name(e->st.kind));
         }
     }
-    e->out = 0;
     co->nearly--;
     return 1;
 }
@@ -73,7 +77,7 @@ static struct acis_early *oldest(struct acis_coff *co)
     uint32_t w = co->win.size;
     for (uint32_t j = 0; co->nearly && j < w; j++) {
         struct acis_early *e = &co->early[(co->win.next_pos + j) % w];
-        if (e->out)
+        if (out(co, e))
             return e;
     }
     return NULL;
@@ -82,7 +86,7 @@ static struct acis_early *oldest(struct acis_coff *co)
 /* Answers come in the order the calls were posted (every member posts in
  * that order): take them oldest first, up to the first still out, so a
  * sweep reads one line of the switch that has not been written yet. */
-void acis_early_sweep(struct acis_coff *co)
+static void sweep(struct acis_coff *co)
 {
     struct acis_early *e;
     while ((e = oldest(co)) && take(co, e))
@@ -94,7 +98,7 @@ void acis_early_settle(struct acis_coff *co, int all)
     uint64_t idle = acis_now_ns(), poked = idle;
     acis_dev_lock();
     for (;;) {
-        acis_early_sweep(co);
+        sweep(co);
         struct acis_early *e = oldest(co);
         if (!e || (!all && e != &co->early[co->win.next_pos % co->win.size]))
             break;

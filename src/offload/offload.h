@@ -340,8 +340,6 @@ static inline int acis_early_kind(unsigned kind, uint64_t total)
  * bytes), as co's early call on its slot (device lock held): 0, or -1
  * without memory for it (the caller waits for the answer instead). */
 int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket);
-/* Take co's early answers that have come (device lock held). */
-void acis_early_sweep(struct acis_coff *co);
 /* Wait for co's early answer on the slot of its next segment (all: for
  * every one); takes the device lock itself. */
 void acis_early_settle(struct acis_coff *co, int all);
