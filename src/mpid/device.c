@@ -351,6 +351,10 @@ static int round_trip(struct acis_dev_ctx *d, uint8_t *hdr, const void *payload,
     d->want_kind = ACIS_K_NONE;
     if (d->ops->flush)                    /* the caller frees the payload next */
         d->ops->flush(d->ch);
+    /* A table set-up or free is not followed by a collective of ours (a
+     * refused set-up goes to MPICH, a free returns to the application):
+     * the switch we drove goes back to its thread here, if a row lacks us. */
+    acis_dev_leave();
     return d->got ? 0 : -1;
 }
 
