@@ -25,7 +25,12 @@
  * use u+1 is complete.  Waiting members spin, then sleep on a futex that
  * the publisher wakes only when somebody sleeps.  The control plane (join,
  * table rows, counters) runs in the calling process under a spinlock in
- * the segment; answers are ordinary wire packets (docs/protocol.md). */
+ * the segment; answers are ordinary wire packets (docs/protocol.md).
+ *
+ * Counters: the data plane counts in a block of lines per process (its
+ * global rank's), so completing a segment touches no line another process
+ * writes; a read sums the head's counters (control plane, rare drops) and
+ * every block. */
 #include "config.h"
 
 #include <errno.h>
@@ -47,7 +52,7 @@
 
 #include "sw.h"
 
-#define SHM_MAGIC 0x314d485353494341ull /* "ACISSHM1" */
+#define SHM_MAGIC 0x324d485353494341ull /* "ACISSHM2" */
 #define LINE 64
 #define ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 
@@ -59,9 +64,11 @@ struct shm_head {
     uint64_t magic, key;
     uint32_t ranks, rows, window, payload, boot, pad;
     uint64_t size, rows_off, row_bytes, slot_bytes, port_bytes, buf_bytes;
+    uint64_t ctr_off, ctr_bytes; /* per-rank counter blocks */
     _Atomic uint32_t lock;       /* control plane */
     _Atomic uint64_t c[ACIS_SWC_COUNT];
-    /* then uint8_t joined[ranks] and struct shm_row row[rows] */
+    /* then uint8_t joined[ranks], struct shm_row row[rows] and, from
+     * ctr_off, a counter block per rank */
 };
 
 struct shm_res {                 /* slot line 0: the result doorbell */
@@ -97,6 +104,9 @@ enum { RES_OK, RES_MISMATCH, RES_ABSTAINED };
 #define C(h, name) atomic_fetch_add_explicit(&(h)->c[ACIS_SWC_##name], 1, memory_order_relaxed)
 #define CN(h, name, n) \
     atomic_fetch_add_explicit(&(h)->c[ACIS_SWC_##name], (n), memory_order_relaxed)
+/* The same on a process's own block (mine()). */
+#define CM(ctr, name, n) atomic_fetch_add_explicit(&(ctr)[ACIS_SWC_##name], (n), \
+                                                   memory_order_relaxed)
 
 static uint8_t *joined(struct shm_head *h)
 {
@@ -106,6 +116,26 @@ static uint8_t *joined(struct shm_head *h)
 static struct shm_row *rows(struct shm_head *h)
 {
     return (struct shm_row *)(joined(h) + ROUND_UP(h->ranks, 8));
+}
+
+static _Atomic uint64_t *rank_ctr(const struct shm_head *h, uint32_t rank)
+{
+    return (_Atomic uint64_t *)((uint8_t *)h + h->ctr_off + (uint64_t)rank * h->ctr_bytes);
+}
+
+/* This process's counter block (it posts only after HELLO set its rank). */
+static _Atomic uint64_t *mine(const struct acis_shmsw *s)
+{
+    return rank_ctr(s->h, s->rank);
+}
+
+/* Counter i over the head and every process's block. */
+static uint64_t total(const struct shm_head *h, int i)
+{
+    uint64_t v = atomic_load_explicit(&((struct shm_head *)h)->c[i], memory_order_relaxed);
+    for (uint32_t k = 0; k < h->ranks; k++)
+        v += atomic_load_explicit(&rank_ctr(h, k)[i], memory_order_relaxed);
+    return v;
 }
 
 static uint8_t *row_base(struct shm_head *h, uint32_t r)
@@ -179,8 +209,10 @@ static void geometry(struct shm_head *g, uint32_t ranks, const struct acis_sw_op
     g->port_bytes = LINE + g->buf_bytes;
     g->slot_bytes = 2 * LINE + 2 * g->buf_bytes + (uint64_t)ranks * g->port_bytes;
     g->row_bytes = ROUND_UP(4 * (uint64_t)ranks, LINE) + (uint64_t)window * g->slot_bytes;
-    g->rows_off = ROUND_UP(sizeof *g + ROUND_UP(ranks, 8) + o->tables * sizeof(struct shm_row),
-                           4096);
+    g->ctr_bytes = ROUND_UP(ACIS_SWC_COUNT * sizeof(uint64_t), LINE);
+    g->ctr_off = ROUND_UP(sizeof *g + ROUND_UP(ranks, 8) + o->tables * sizeof(struct shm_row),
+                          LINE);
+    g->rows_off = ROUND_UP(g->ctr_off + (uint64_t)ranks * g->ctr_bytes, 4096);
     g->size = g->rows_off + (uint64_t)o->tables * g->row_bytes;
 }
 
@@ -319,7 +351,7 @@ void acis_shmsw_detach(struct acis_shmsw *s)
 void acis_shmsw_counters(const struct acis_shmsw *s, uint64_t *out)
 {
     for (int i = 0; i < ACIS_SWC_COUNT; i++)
-        out[i] = atomic_load_explicit(&s->h->c[i], memory_order_relaxed);
+        out[i] = total(s->h, i);
 }
 
 uint32_t acis_shmsw_capacity(const struct acis_shmsw *s)
@@ -466,7 +498,7 @@ size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
     case ACIS_K_STATS_REQ:
         acis_put32(p, ACIS_SWC_COUNT);
         for (int i = 0; i < ACIS_SWC_COUNT; i++)
-            acis_put64(p + 4 + 8 * i, atomic_load(&h->c[i]));
+            acis_put64(p + 4 + 8 * i, total(h, i));
         return answer(h, q, ACIS_K_STATS_REPLY, p, sizeof p, out);
     case ACIS_K_BYE:
         if (q->src < h->ranks && q->src == s->rank) {
@@ -488,8 +520,11 @@ size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
 
 /* Every member posted use `use` of slot sl of row r: check they agree,
  * fold, publish. */
-static void complete(struct shm_head *h, uint32_t r, uint32_t sl, uint32_t n, uint32_t use)
+static void complete(const struct acis_shmsw *s, uint32_t r, uint32_t sl, uint32_t n,
+                     uint32_t use)
 {
+    struct shm_head *h = s->h;
+    _Atomic uint64_t *ctr = mine(s);
     struct shm_port *p0 = slot_port(h, r, sl, 0);
     struct shm_res *res = slot_res(h, r, sl);
     uint8_t *out = slot_buf(h, r, sl, use & 1);
@@ -507,10 +542,10 @@ static void complete(struct shm_head *h, uint32_t r, uint32_t sl, uint32_t n, ui
     if (sw_is_reduction(kind) && lens_differ && !abstained)
         error = RES_MISMATCH;                      /* an abstainer posts no piece */
     if (error) {
-        C(h, drop_mismatch);
+        CM(ctr, drop_mismatch, 1);
     } else if (abstained) {
         error = RES_ABSTAINED;                     /* nothing to fold: all redo it */
-        C(h, abstained);
+        CM(ctr, abstained, 1);
     } else if (sw_is_reduction(kind) && p0->len) {
         size_t ne = p0->len / acis_wire_dt_size(p0->dtype);
         memcpy(out, port_piece(p0), p0->len);
@@ -530,7 +565,7 @@ static void complete(struct shm_head *h, uint32_t r, uint32_t sl, uint32_t n, ui
                     memcpy(x, out, p0->len);
             }
         }
-        CN(h, elements_reduced, (uint64_t)(n - 1) * ne);
+        CM(ctr, elements_reduced, (uint64_t)(n - 1) * ne);
     }
     res->error = error;
     atomic_store_explicit(slot_arrived(h, r, sl), 0, memory_order_relaxed);
@@ -538,13 +573,13 @@ static void complete(struct shm_head *h, uint32_t r, uint32_t sl, uint32_t n, ui
     atomic_fetch_add_explicit(&res->bell, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&res->sleepers, memory_order_seq_cst))
         futex(&res->bell, FUTEX_WAKE, INT_MAX, NULL);
-    C(h, segments);
+    CM(ctr, segments, 1);
     if (kind >= ACIS_K_BARRIER && kind <= ACIS_K_COLL_LAST)
-        atomic_fetch_add_explicit(&h->c[ACIS_SWC_seg_barrier + kind - ACIS_K_BARRIER], 1,
+        atomic_fetch_add_explicit(&ctr[ACIS_SWC_seg_barrier + kind - ACIS_K_BARRIER], 1,
                                   memory_order_relaxed);
-    CN(h, packets_in, n);
+    CM(ctr, packets_in, n);
     if (n > 1)
-        C(h, multicasts);
+        CM(ctr, multicasts, 1);
 }
 
 int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_t *payload,
@@ -554,8 +589,8 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
     uint32_t r;
     struct shm_row *rw = row_of(h, q->ctx, &r);
     unsigned kind = ACIS_OPC_KIND(q->opcode);
-    if (!rw || q->slot >= h->window || q->src != s->rank || kind < ACIS_K_BARRIER ||
-        kind > ACIS_K_COLL_LAST) {
+    if (!rw || q->slot >= h->window || q->src != s->rank || s->rank >= h->ranks ||
+        kind < ACIS_K_BARRIER || kind > ACIS_K_COLL_LAST) {
         C(h, drop_foreign);
         return -1;
     }
@@ -611,7 +646,7 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
     *w = (struct acis_shm_wait){ .q = *q, .row = r, .member = m, .use = use, .base = base };
     if (atomic_fetch_add_explicit(slot_arrived(h, r, q->slot), 1, memory_order_acq_rel) ==
         n - 1)
-        complete(h, r, q->slot, n, use);            /* the last one does the switch's work */
+        complete(s, r, q->slot, n, use);            /* the last one does the switch's work */
     return 0;
 }
 

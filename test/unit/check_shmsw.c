@@ -143,10 +143,17 @@ START_TEST(fold_order)
             ck_assert_msg(memcmp(p, want, sizeof want) == 0, "order %u member %u", i, r);
         }
     }
-    uint64_t c[ACIS_SWC_COUNT];
+    /* Whoever came last counted the segment in its own block; any
+     * process reads the sum. */
+    uint64_t c[ACIS_SWC_COUNT], c3[ACIS_SWC_COUNT];
     acis_shmsw_counters(f.sw[0], c);
+    acis_shmsw_counters(f.sw[3], c3);
     ck_assert_uint_eq(c[ACIS_SWC_seg_allreduce], 120);
+    ck_assert_uint_eq(c[ACIS_SWC_segments], 120);
+    ck_assert_uint_eq(c[ACIS_SWC_packets_in], 120 * P);
+    ck_assert_uint_eq(c[ACIS_SWC_elements_reduced], 120 * (P - 1) * K);
     ck_assert_uint_eq(c[ACIS_SWC_drop_mismatch], 0);
+    ck_assert_mem_eq(c, c3, sizeof c);
     fabric_down(&f);
 }
 END_TEST
