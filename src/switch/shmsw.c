@@ -101,12 +101,12 @@ struct acis_shmsw {
 
 enum { RES_OK, RES_MISMATCH, RES_ABSTAINED };
 
-#define C(h, name) atomic_fetch_add_explicit(&(h)->c[ACIS_SWC_##name], 1, memory_order_relaxed)
-#define CN(h, name, n) \
-    atomic_fetch_add_explicit(&(h)->c[ACIS_SWC_##name], (n), memory_order_relaxed)
-/* The same on a process's own block (mine()). */
+/* Count n in a block of counters: a process's own (mine()), or the
+ * head's (C, CN). */
 #define CM(ctr, name, n) atomic_fetch_add_explicit(&(ctr)[ACIS_SWC_##name], (n), \
                                                    memory_order_relaxed)
+#define C(h, name) CM((h)->c, name, 1)
+#define CN(h, name, n) CM((h)->c, name, n)
 
 static uint8_t *joined(struct shm_head *h)
 {
