@@ -30,6 +30,7 @@ struct acis_dev_ctx {
     uint32_t credit_cap;
     int spin, spin_us, timeout_ms;
     _Atomic uint64_t heard_ns;     /* last packet from the switch, any thread */
+    _Atomic uint64_t asked_ns;     /* first repeat sent since then (0: none) */
     acis_dev_deliver deliver;
     void *deliver_arg;
     /* the control answer being waited for */
@@ -185,6 +186,7 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len)
     ACIS_COUNT(packets_received, 1);
     ACIS_COUNT(bytes_received, len);
     atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&d->asked_ns, 0, memory_order_relaxed);
     unsigned kind = ACIS_OPC_KIND(h.opcode);
     if (kind >= ACIS_K_HELLO) {
         if (kind == d->want_kind && h.seq == d->want_seq && !d->got) {
@@ -237,25 +239,48 @@ int acis_dev_poll(void)
     return poll_ctx(&acis_dev);
 }
 
-/* Nanoseconds of silence: since the last packet any thread received
- * (under MPI_THREAD_MULTIPLE another thread may take the switch's
- * answers), or since idle_since_ns if later. */
+/* Nanoseconds since t, or since idle_since_ns if later (0 if t is 0). */
+static uint64_t since(uint64_t t, uint64_t idle_since_ns)
+{
+    uint64_t now = acis_now_ns(), from = t > idle_since_ns ? t : idle_since_ns;
+    return t && now > from ? now - from : 0;
+}
+
+/* Nanoseconds of quiet, for spinning or sleeping: since the last packet
+ * any thread received (under MPI_THREAD_MULTIPLE another thread may take
+ * the switch's answers), or since idle_since_ns if later. */
 static uint64_t idle_ns(uint64_t idle_since_ns)
 {
-    uint64_t heard = atomic_load_explicit(&acis_dev.heard_ns, memory_order_relaxed);
-    uint64_t now = acis_now_ns(), since = heard > idle_since_ns ? heard : idle_since_ns;
-    return now > since ? now - since : 0;
+    return since(atomic_load_explicit(&acis_dev.heard_ns, memory_order_relaxed),
+                 idle_since_ns);
+}
+
+/* Nanoseconds a repeat has gone unanswered: a live switch answers every
+ * repeat, if only with "pending", so only time spent asking counts.  A
+ * rank that was away (computing, in MPICH, descheduled) longer than the
+ * timeout without repeating anything comes back to a switch it never
+ * asked: its first repeat starts the clock. */
+static uint64_t unanswered_ns(uint64_t idle_since_ns)
+{
+    return since(atomic_load_explicit(&acis_dev.asked_ns, memory_order_relaxed),
+                 idle_since_ns);
 }
 
 /* Silent for longer than timeout_ms (never on a reliable channel). */
-static int too_long(uint64_t idle)
+static int too_long(uint64_t ns)
 {
-    return !acis_dev.ops->reliable && idle > (uint64_t)acis_dev.timeout_ms * 1000000ull;
+    return !acis_dev.ops->reliable && ns > (uint64_t)acis_dev.timeout_ms * 1000000ull;
+}
+
+void acis_dev_asked(void)
+{
+    uint64_t none = 0;
+    atomic_compare_exchange_strong(&acis_dev.asked_ns, &none, acis_now_ns());
 }
 
 int acis_dev_silent(uint64_t idle_since_ns)
 {
-    return too_long(idle_ns(idle_since_ns));
+    return too_long(unanswered_ns(idle_since_ns));
 }
 
 /* How long a waiter silent for idle ns sleeps: 0 to spin on.  A
@@ -274,10 +299,9 @@ static int sleep_ms(uint64_t idle)
 
 int acis_dev_wait(uint64_t idle_since_ns)
 {
-    uint64_t idle = idle_ns(idle_since_ns);
-    if (too_long(idle))
+    if (too_long(unanswered_ns(idle_since_ns)))
         return -1;
-    int ms = sleep_ms(idle);
+    int ms = sleep_ms(idle_ns(idle_since_ns));
     return ms ? acis_dev_sleep(ms) : 0;
 }
 

@@ -115,14 +115,20 @@ void acis_dev_wait_answer(const struct acis_dev_ticket *t, uint64_t idle_since_n
  * channel error. */
 int acis_dev_poll(void);
 
+/* The engine sent a repeat (a segment whose answer is overdue): from the
+ * first one not answered by any packet, the switch's silence counts. */
+void acis_dev_asked(void);
+
 /* Wait for the next packet: spin or sleep per acis_dev_set_wait.  The
  * caller holds no lock.  Returns 0 when something may be readable, -1
- * after timeout_ms of silence since the last packet. */
+ * when a repeat has gone unanswered for timeout_ms (see acis_dev_silent). */
 int acis_dev_wait(uint64_t idle_since_ns);
 
-/* 1 if nothing was heard for timeout_ms since idle_since_ns (or since the
- * last packet any thread received, if later); never on a reliable
- * channel.  For waits that cannot sleep here (a poll function). */
+/* 1 if a repeat sent after idle_since_ns (or the first one since the last
+ * packet any thread received, if later) has had no packet in answer for
+ * timeout_ms; never on a reliable channel.  Time this rank spent not
+ * asking does not count.  For waits that cannot sleep here (a poll
+ * function). */
 int acis_dev_silent(uint64_t idle_since_ns);
 
 /* Names of the RDMA devices present, comma-separated into names; how many

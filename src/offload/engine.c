@@ -215,6 +215,7 @@ static int resend_overdue(struct acis_coff *co, uint64_t now, uint64_t rto)
         struct acis_dev_pkt p = { hdr, pl, len };
         if (acis_dev_send(&p, 1) != 0)
             return -1;
+        acis_dev_asked();                       /* a live switch answers it */
         ACIS_COUNT(retransmits, 1);
     }
     return 0;
