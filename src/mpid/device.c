@@ -283,25 +283,28 @@ int acis_dev_silent(uint64_t idle_since_ns)
     return too_long(unanswered_ns(idle_since_ns));
 }
 
-/* How long a waiter silent for idle ns sleeps: 0 to spin on.  A
- * millisecond at most: the waiter lets MPICH move between sleeps (a peer
- * may need this rank's point-to-point progress), and another thread may
- * take the packet this one sleeps for and not wake it
- * (MPI_THREAD_MULTIPLE, the progress thread). */
-static int sleep_ms(uint64_t idle)
+/* How long a waiter quiet for idle ns, with a repeat unanswered for
+ * unanswered ns (at most the timeout), sleeps: 0 to spin on.  A
+ * millisecond at most, and not past the timeout: the waiter lets MPICH
+ * move between sleeps (a peer may need this rank's point-to-point
+ * progress), and another thread may take the packet this one sleeps for
+ * and not wake it (MPI_THREAD_MULTIPLE, the progress thread). */
+static int sleep_ms(uint64_t idle, uint64_t unanswered)
 {
     if (acis_dev.spin || idle < (uint64_t)acis_dev.spin_us * 1000ull)
         return 0;
-    uint64_t cap = 1, left_ms = acis_dev.ops->reliable ? cap
-                                                      : acis_dev.timeout_ms - idle / 1000000ull;
+    uint64_t cap = 1, left_ms = acis_dev.ops->reliable
+                                    ? cap
+                                    : acis_dev.timeout_ms - unanswered / 1000000ull;
     return left_ms > cap ? (int)cap : (int)left_ms + 1;
 }
 
 int acis_dev_wait(uint64_t idle_since_ns)
 {
-    if (too_long(unanswered_ns(idle_since_ns)))
+    uint64_t unanswered = unanswered_ns(idle_since_ns);
+    if (too_long(unanswered))
         return -1;
-    int ms = sleep_ms(idle_ns(idle_since_ns));
+    int ms = sleep_ms(idle_ns(idle_since_ns), unanswered);
     return ms ? acis_dev_sleep(ms) : 0;
 }
 
@@ -330,7 +333,7 @@ int acis_dev_answer(const struct acis_dev_ticket *t, struct acis_hdr *a, const u
 
 void acis_dev_wait_answer(const struct acis_dev_ticket *t, uint64_t idle_since_ns)
 {
-    int ms = sleep_ms(idle_ns(idle_since_ns));
+    int ms = sleep_ms(idle_ns(idle_since_ns), 0);   /* posting channels are reliable */
     if (ms)
         acis_dev.ops->sleep(acis_dev.ch, t, ms);
 }
