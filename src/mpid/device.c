@@ -278,9 +278,26 @@ void acis_dev_asked(void)
     atomic_compare_exchange_strong(&acis_dev.asked_ns, &none, acis_now_ns());
 }
 
+int acis_dev_asking(void)
+{
+    return atomic_load_explicit(&acis_dev.asked_ns, memory_order_relaxed) != 0;
+}
+
 int acis_dev_silent(uint64_t idle_since_ns)
 {
     return too_long(unanswered_ns(idle_since_ns));
+}
+
+int acis_dev_still_silent(uint64_t idle_since_ns)
+{
+    uint64_t now = acis_now_ns();            /* before the read: an answer sent
+                                                before now is read below */
+    int n = poll_ctx(&acis_dev);
+    if (n != 0)
+        return n < 0 ? -1 : 0;
+    uint64_t asked = atomic_load_explicit(&acis_dev.asked_ns, memory_order_relaxed);
+    uint64_t from = asked > idle_since_ns ? asked : idle_since_ns;
+    return asked && now > from && too_long(now - from);
 }
 
 /* How long a waiter quiet for idle ns, with a repeat unanswered for

@@ -119,6 +119,9 @@ int acis_dev_poll(void);
  * first one not answered by any packet, the switch's silence counts. */
 void acis_dev_asked(void);
 
+/* 1 while a repeat has had no packet in answer (acis_dev_asked). */
+int acis_dev_asking(void);
+
 /* Wait for the next packet: spin or sleep per acis_dev_set_wait.  The
  * caller holds no lock.  Returns 0 when something may be readable, -1
  * when a repeat has gone unanswered for timeout_ms (see acis_dev_silent). */
@@ -130,6 +133,15 @@ int acis_dev_wait(uint64_t idle_since_ns);
  * asking does not count.  For waits that cannot sleep here (a poll
  * function). */
 int acis_dev_silent(uint64_t idle_since_ns);
+
+/* Before a waiter that found the switch silent calls it dead (device lock
+ * held): the time is read first, then the channel once more.  1 if nothing
+ * came and a repeat had been unanswered for timeout_ms at that time, 0 if
+ * not (a packet came, or another thread heard one since), -1 on a channel
+ * error.  The waiter may have been descheduled between its last read and
+ * its look at the clock, for seconds when ranks outnumber cores: what was
+ * sent meanwhile is still unread, or taken by another thread. */
+int acis_dev_still_silent(uint64_t idle_since_ns);
 
 /* Names of the RDMA devices present, comma-separated into names; how many
  * (-1 if this build has no verbs channel).  verbs.c. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commtable/commtable.h"
 #include "mpid/device.h"
@@ -152,6 +153,7 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     atomic_store(&op->done, 0);
     atomic_store(&op->abandoned, 0);
     atomic_store(&op->failed, 0);
+    op->stalled = 0;
     op->st.ctx = cs->ctx;
     op->st.seq = ++co->seq;
     op->st.src = (uint32_t)acis_oc.world_rank;
@@ -293,13 +295,16 @@ void acis_engine_lost(const char *why)
                 "ranks, then MPICH", why);
 }
 
-void acis_engine_silent(int channel_failed)
+void acis_engine_silent(int channel_failed, uint64_t idle_since_ns)
 {
     char why[96] = "the channel failed";
-    if (!channel_failed)
-        snprintf(why, sizeof why, "no answer for %lld ms", (long long)ACIS_CV(OFFLOAD_TIMEOUT_MS));
     acis_dev_lock();
-    acis_engine_lost(why);
+    int silent = channel_failed || atomic_load(&acis_ct.device_lost)   /* lost already */
+                     ? -1 : acis_dev_still_silent(idle_since_ns);
+    if (silent > 0)
+        snprintf(why, sizeof why, "no answer for %lld ms", (long long)ACIS_CV(OFFLOAD_TIMEOUT_MS));
+    if (silent != 0)
+        acis_engine_lost(why);
     acis_dev_unlock();
 }
 
@@ -311,6 +316,17 @@ void acis_mpich_poke(uint64_t *last_ns)
     *last_ns = now;
     int flag;
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, acis_oc.poke_comm, &flag, MPI_STATUS_IGNORE);
+}
+
+void acis_fault_stall(struct acis_op *op)
+{
+    long long ms = ACIS_CV(OFFLOAD_FAULT_STALL_MS);
+    if (!ms || op->stalled || !acis_dev_asking())
+        return;
+    op->stalled = 1;
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
 }
 
 void acis_op_wait(struct acis_op *op)
@@ -332,8 +348,9 @@ void acis_op_wait(struct acis_op *op)
             continue;
         }
         acis_mpich_poke(&poked);
+        acis_fault_stall(op);
         if (got < 0 || acis_dev_wait(idle_since) < 0)
-            acis_engine_silent(got < 0);
+            acis_engine_silent(got < 0, idle_since);
     }
     if (counted)
         atomic_fetch_sub(&acis_oc.waiters, 1);

@@ -136,22 +136,26 @@ static int poll_fn(void *state, MPI_Status *status)
 {
     (void)status;
     struct acis_exec *x = state;
-    if (!acis_exec_complete(x)) {
-        /* MPI_Wait runs nothing else: the silence of a dead switch must be
-         * noticed here too, or it waits for it forever. */
-        if (!atomic_load(&x->redo)) {
-            int got = acis_engine_progress();
-            if (got > 0 || !x->quiet_since || atomic_load(&x->op.done))
-                x->quiet_since = acis_now_ns();   /* heard, first look, or not waiting */
-            else if (got < 0 || (!acis_comm_lost(x->c.cs) && acis_dev_silent(x->quiet_since)))
-                acis_engine_silent(got < 0);
+    if (acis_exec_complete(x))
+        return MPI_SUCCESS;
+    /* MPI_Wait runs nothing else: the silence of a dead switch must be
+     * noticed here too, or it waits for it forever. */
+    if (!atomic_load(&x->redo)) {
+        int got = acis_engine_progress();
+        if (got > 0 || !x->quiet_since || atomic_load(&x->op.done)) {
+            x->quiet_since = acis_now_ns();   /* heard, first look, or not waiting */
+        } else {
+            acis_fault_stall(&x->op);
+            if (got < 0 || (!acis_comm_lost(x->c.cs) && acis_dev_silent(x->quiet_since)))
+                acis_engine_silent(got < 0, x->quiet_since);
         }
-        advance(x, 0);
-        if (!acis_exec_complete(x))
-            acis_mpich_poke(&x->poked);  /* MPI_Wait calls only this function */
-        else
-            acis_dev_leave();            /* back to the application */
     }
+    advance(x, 0);
+    if (acis_exec_complete(x)) {
+        acis_dev_leave();                /* back to the application */
+        return MPI_SUCCESS;
+    }
+    acis_mpich_poke(&x->poked);          /* MPI_Wait calls only this function */
     return MPI_SUCCESS;
 }
 

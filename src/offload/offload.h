@@ -80,6 +80,7 @@ struct acis_op {
                                  call is redone there (recover.c) */
     atomic_int failed;        /* the members could not finish it after a
                                  switch failure: the call returns an error */
+    uint8_t stalled;          /* MPIR_CVAR_OFFLOAD_FAULT_STALL_MS was applied */
 };
 
 /* A copy of a packet this rank sent, kept while another member may still
@@ -141,9 +142,16 @@ void acis_mpich_poke(uint64_t *last_ns);
  * says so): collectives of its communicators are finished by the members
  * from now on (device lock held). */
 void acis_engine_lost(const char *why);
-/* The same, for a waiter that heard nothing for MPIR_CVAR_OFFLOAD_TIMEOUT_MS
- * (or whose channel failed); takes the device lock. */
-void acis_engine_silent(int channel_failed);
+/* The same, for a waiter (quiet since idle_since_ns) that heard nothing
+ * for MPIR_CVAR_OFFLOAD_TIMEOUT_MS, once a last look confirms it
+ * (acis_dev_still_silent), or whose channel failed; takes the device
+ * lock. */
+void acis_engine_silent(int channel_failed, uint64_t idle_since_ns);
+
+/* Fault injection (MPIR_CVAR_OFFLOAD_FAULT_STALL_MS): op's waiter, whose
+ * read found nothing while a repeat is unanswered, pauses as if
+ * descheduled, once per collective, before it judges the silence. */
+void acis_fault_stall(struct acis_op *op);
 
 /* Keep a copy of segment k of st (device lock held). */
 void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k);

@@ -6,12 +6,16 @@
  * moves its engine meanwhile when the progress helper is off: it sends no
  * repeat, so the switch owes it nothing.  Back in MPI_Wait its first
  * look finds no answer yet; that is not silence.  Run with
- * MPIR_CVAR_OFFLOAD_TIMEOUT_MS below --away-ms.  Results are compared
- * with PMPI, every call must be offloaded, and no rank may have seen a
- * switch failure.  Usage: absent [--rounds=N] [--away-ms=N] */
+ * MPIR_CVAR_OFFLOAD_TIMEOUT_MS below --away-ms.  With --mode=blocking the
+ * early rank calls MPI_Allreduce at once and waits in it (for the
+ * descheduled-waiter case, MPIR_CVAR_OFFLOAD_FAULT_STALL_MS).  Results are
+ * compared with PMPI, every call must be offloaded, and no rank may have
+ * seen a switch failure.
+ * Usage: absent [--rounds=N] [--away-ms=N] [--mode=nonblocking|blocking] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <acis/acis.h>
@@ -35,6 +39,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int rounds = atoi(targ(argc, argv, "--rounds", "2"));
     long away_ms = atol(targ(argc, argv, "--away-ms", "500"));
+    int blocking = strcmp(targ(argc, argv, "--mode", "nonblocking"), "blocking") == 0;
     static int s[N], r[N], ref[N];
 
     int one = 1, sum;
@@ -44,8 +49,12 @@ int main(int argc, char **argv)
         int absentee = it % size, flag;
         for (int i = 0; i < N; i++)
             s[i] = (rank + 1) * (i % 97) + it;
-        MPI_Request req;
-        if (rank == absentee) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (blocking) {
+            if (rank != absentee)
+                away(2 * away_ms);
+            MPI_Allreduce(s, r, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        } else if (rank == absentee) {
             MPI_Iallreduce(s, r, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
             MPI_Test(&req, &flag, MPI_STATUS_IGNORE);   /* its wait starts */
             away(away_ms);
@@ -66,7 +75,7 @@ int main(int argc, char **argv)
 
     struct acis_coll_stats st;
     struct acis_host_stats h;
-    acis_get_stats(ACIS_COLL_IALLREDUCE, &st);
+    acis_get_stats(blocking ? ACIS_COLL_ALLREDUCE : ACIS_COLL_IALLREDUCE, &st);
     acis_get_host_stats(&h);
     if (st.offloaded != (uint64_t)rounds) {
         failures++;
