@@ -88,6 +88,11 @@ void acis_dev_set_wait(int spin, int spin_us, int timeout_ms)
     acis_dev.timeout_ms = timeout_ms;
 }
 
+int acis_dev_spins(void)
+{
+    return acis_dev.spin;
+}
+
 void acis_dev_set_deliver(acis_dev_deliver fn, void *arg)
 {
     acis_dev.deliver = fn;

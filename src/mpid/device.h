@@ -62,6 +62,8 @@ void acis_dev_unlock(void);
 
 /* Waiting: spin (poll without sleeping) or block after spin_us. */
 void acis_dev_set_wait(int spin, int spin_us, int timeout_ms);
+/* 1 if waits never sleep (set up to spin). */
+int acis_dev_spins(void);
 
 void acis_dev_set_deliver(acis_dev_deliver fn, void *arg);
 

@@ -132,6 +132,10 @@ static void advance(struct acis_exec *x, int wait)
     }
 }
 
+/* Polled again this soon after the last poll returned: the caller loops
+ * on it (MPI_Wait, or MPI_Test with nothing in between). */
+#define ACIS_LOOP_NS 20000
+
 static int poll_fn(void *state, MPI_Status *status)
 {
     (void)status;
@@ -156,6 +160,18 @@ static int poll_fn(void *state, MPI_Status *status)
         return MPI_SUCCESS;
     }
     acis_mpich_poke(&x->poked);          /* MPI_Wait calls only this function */
+    /* A caller looping on the request waits as a blocking call does: past
+     * MPIR_CVAR_OFFLOAD_SPIN_US of quiet, unless it spins, it sleeps
+     * until a packet comes (1 ms at most), leaving the core to the ranks
+     * it waits for.  A single MPI_Test never sleeps. */
+    if (acis_dev_spins())
+        return MPI_SUCCESS;
+    uint64_t now = acis_now_ns();
+    if (x->polled && now - x->polled < ACIS_LOOP_NS && !atomic_load(&x->redo) &&
+        !atomic_load(&x->op.done) && !acis_comm_lost(x->c.cs) &&
+        acis_dev_wait(x->quiet_since) == 0)   /* -1: the silence is judged above */
+        now = acis_now_ns();
+    x->polled = now;
     return MPI_SUCCESS;
 }
 

@@ -268,6 +268,7 @@ struct acis_exec {
     uint64_t poked;           /* nonblocking: when it last let MPICH move */
     uint64_t quiet_since;     /* nonblocking: since when its polls heard
                                  nothing while it waited (0: not polled) */
+    uint64_t polled;          /* nonblocking: when its last poll returned */
     struct acis_exec *next_exec; /* acis_coff.execs */
     uint8_t *spare;           /* blocking: 2 * ACIS_EARLY_MAX bytes of the
                                  caller's frame, for data of a member that
