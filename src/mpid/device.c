@@ -244,11 +244,17 @@ int acis_dev_poll(void)
     return poll_ctx(&acis_dev);
 }
 
-/* Nanoseconds since t, or since idle_since_ns if later (0 if t is 0). */
+/* Nanoseconds from t, or from idle_since_ns if later, to now (0 if t is
+ * 0). */
+static uint64_t since_at(uint64_t now, uint64_t t, uint64_t idle_since_ns)
+{
+    uint64_t from = t > idle_since_ns ? t : idle_since_ns;
+    return t && now > from ? now - from : 0;
+}
+
 static uint64_t since(uint64_t t, uint64_t idle_since_ns)
 {
-    uint64_t now = acis_now_ns(), from = t > idle_since_ns ? t : idle_since_ns;
-    return t && now > from ? now - from : 0;
+    return since_at(acis_now_ns(), t, idle_since_ns);
 }
 
 /* Nanoseconds of quiet, for spinning or sleeping: since the last packet
@@ -300,9 +306,8 @@ int acis_dev_still_silent(uint64_t idle_since_ns)
     int n = poll_ctx(&acis_dev);
     if (n != 0)
         return n < 0 ? -1 : 0;
-    uint64_t asked = atomic_load_explicit(&acis_dev.asked_ns, memory_order_relaxed);
-    uint64_t from = asked > idle_since_ns ? asked : idle_since_ns;
-    return asked && now > from && too_long(now - from);
+    return too_long(since_at(now, atomic_load_explicit(&acis_dev.asked_ns, memory_order_relaxed),
+                             idle_since_ns));
 }
 
 /* How long a waiter quiet for idle ns, with a repeat unanswered for
