@@ -227,7 +227,8 @@ static int table(struct emit *e, const struct acis_cvars *cv, const char *topo,
     o.ports = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PORTS];
     o.tables = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_TABLES];
     o.slots = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_SLOTS];
-    o.payload = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD];
+    if (cv->num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD])   /* auto: a fabric is not loopback */
+        o.payload = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD];
     uint32_t n, *parent, *hosts;
     char err[256];
     if (acis_fabric_plan(topo, o.ports, &n, &parent, &hosts, err, sizeof err) != 0) {

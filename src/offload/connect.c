@@ -81,11 +81,17 @@ static int share_peer_addrs(const struct sockaddr_storage *mine)
     return any ? -1 : 0;
 }
 
-/* The embedded switch's resources, from the SWITCH_* CVARs. */
-static struct acis_sw_opts embedded_opts(void)
+/* The embedded switch's resources, from the SWITCH_* CVARs.  A payload
+ * of auto is the largest datagram when the switch listens on loopback
+ * (embed_listen), which never cuts one into IP fragments; across nodes it
+ * stays at the default, since a lost fragment would lose the datagram. */
+static struct acis_sw_opts embedded_opts(int local_ranks)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    o.payload = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PAYLOAD);
+    if (ACIS_CV(OFFLOAD_SWITCH_PAYLOAD))
+        o.payload = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PAYLOAD);
+    else if (local_ranks == acis_oc.world_size)
+        o.payload = ACIS_MAX_PAYLOAD;
     o.slots = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_SLOTS);
     o.tables = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_TABLES);
     o.ports = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PORTS);
@@ -99,7 +105,7 @@ static int start_udp_switch(int local, char *addr, char *why, size_t whylen)
 {
     int failed = 0;
     if (acis_oc.world_rank == 0) {
-        struct acis_sw_opts o = embedded_opts();
+        struct acis_sw_opts o = embedded_opts(local);
         o.faults = fault_rates();
         o.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 7919 + 104729;
         if (acis_dev_embed_start(embed_listen(local), &o, decide_spin(local, 1), addr,
@@ -126,7 +132,7 @@ static int start_shm_switch(int local, char *addr, char *why, size_t whylen)
         return -1;
     }
     if (acis_oc.world_rank == 0) {
-        struct acis_sw_opts o = embedded_opts();
+        struct acis_sw_opts o = embedded_opts(local);
         o.payload = (uint32_t)ACIS_CV(OFFLOAD_SHM_PAYLOAD);
         failed = acis_shmsw_create(addr, acis_oc.job_key, (uint32_t)acis_oc.world_size, &o,
                                    why, whylen) != 0;

@@ -113,9 +113,12 @@ static int parse_number(const char *v, int size, long long *num)
     return 0;
 }
 
+/* A number's range "LO..HI", after an "auto|" that allows auto. */
 static int parse_range(const char *allowed, long long *lo, long long *hi)
 {
     char a[64], *dots;
+    if (strncmp(allowed, "auto|", 5) == 0)
+        allowed += 5;
     trim(allowed, a, sizeof a);
     dots = strstr(a, "..");
     if (!dots)
@@ -196,6 +199,11 @@ int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
         break;
     case ACIS_CVAR_INT:
     case ACIS_CVAR_SIZE:
+        if (strncmp(cv->allowed, "auto|", 5) == 0 && strcasecmp(v, "auto") == 0) {
+            *num = 0;                  /* below the range: auto */
+            rc = 0;
+            break;
+        }
         rc = parse_number(v, cv->type == ACIS_CVAR_SIZE, num);
         if (rc == 0 && parse_range(cv->allowed, &lo, &hi) == 0 &&
             (*num < lo || *num > hi))
@@ -224,9 +232,10 @@ int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
         const char *how = cv->type == ACIS_CVAR_SIZE ? "a size in bytes (K, M, G suffixes) in "
                         : cv->type == ACIS_CVAR_INT ? "an integer in "
                         : cv->type == ACIS_CVAR_RATE ? "a fraction or percentage in " : "";
-        snprintf(err, errlen, "allowed: %s%s", how,
+        int autonum = *how && strncmp(cv->allowed, "auto|", 5) == 0;
+        snprintf(err, errlen, "allowed: %s%s%s", autonum ? "auto, or " : "", how,
                  cv->type == ACIS_CVAR_BOOL ? "0|1 (or yes|no, true|false, on|off)"
-                                            : cv->allowed);
+                                            : cv->allowed + (autonum ? 5 : 0));
         return -1;
     }
     if (str && strlen_ > 0)

@@ -45,6 +45,15 @@ for dev in shm udp; do
     note "$dev: segment sizes up to 64 MiB, 2 and 4 ranks"
     run_mpi 2 "$TESTS_DIR/offload_sizes" || fail "$dev: sizes, 2 ranks"
     run_mpi 4 "$TESTS_DIR/offload_sizes" || fail "$dev: sizes, 4 ranks"
+    if [ $dev = udp ]; then
+        note "udp: one node, so the embedded switch's packets are 65000 bytes (auto)"
+        MPIR_CVAR_OFFLOAD_VERBOSE=1 run_mpi 2 "$TESTS_DIR/offload_sizes" --max 4000000 \
+            >"$TMPD/out" 2>&1 || { cat "$TMPD/out"; fail "udp: sizes, auto packets"; }
+        grep -q '65000-byte packets' "$TMPD/out" || { cat "$TMPD/out"; fail "udp: auto packets"; }
+        note "udp: 16384-byte packets, auto's size across nodes"
+        MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=16384 run_mpi 4 "$TESTS_DIR/offload_sizes" \
+            --max 4000000 || fail "udp: 16384-byte packets"
+    fi
     note "$dev: 1000-byte packets, 4 slots per communicator (flow control)"
     MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=1000 MPIR_CVAR_OFFLOAD_SWITCH_SLOTS=128 \
         run_mpi 2 "$TESTS_DIR/offload_sizes" --max 4000000 || fail "$dev: small packets"

@@ -31,6 +31,7 @@ START_TEST(defaults)
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_MAX_MSG_SIZE], 256LL << 20);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_VERBOSE], 0);
     ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_STATS], 0);
+    ck_assert_int_eq(cv.num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD], 0);      /* auto */
     ck_assert_ptr_null(cv.source[ACIS_CV_OFFLOAD]);
 }
 END_TEST
@@ -86,6 +87,18 @@ START_TEST(sizes_and_addresses)
     ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_VERBS_PORT, "2", &n,
                                            NULL, 0, err, sizeof err), 0);
     ck_assert_int_eq(n, 2);
+    /* a size that may be auto: auto is 0, below its range */
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH_PAYLOAD, "Auto", &n,
+                                           NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH_PAYLOAD, "16K", &n,
+                                           NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(n, 16384);
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH_PAYLOAD, "64", &n,
+                                           NULL, 0, err, sizeof err), 0);
+    /* numbers without auto in their range do not take it */
+    ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SHM_PAYLOAD, "auto", &n,
+                                           NULL, 0, err, sizeof err), -1);
 }
 END_TEST
 
@@ -171,6 +184,10 @@ static const struct bad {
     { "MPIR_CVAR_OFFLOAD_VERBS_DEVICE=../x", "auto|NAME" },
     { "MPIR_CVAR_OFFLOAD_VERBS_DEVICE=", "auto|NAME" },
     { "MPIR_CVAR_OFFLOAD_VERBS_PORT=256", "0..255" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=0", "auto, or a size in bytes (K, M, G suffixes) in 64..65000" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=63", "auto, or a size in bytes" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=64K", "64..65000" },
+    { "MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=autox", "64..65000" },
     { "MPICH_OFFLOAD=sometimes", "auto|on|off" },
     { "MPIR_PARAM_OFFLOAD_BCAST=x", "auto|on|off" },
 };
