@@ -150,6 +150,42 @@ static int borrow(struct acis_exec *x)
     return 1;
 }
 
+/* The root of a gather (or gatherv) or scatter copies its own block from
+ * its source to its result and neither sends nor asks for the segments
+ * inside it (stream.c): at 2 ranks that is half of what went through the
+ * switch.  Not scatterv: the switch checks a scatter root's empty pieces
+ * against equal blocks. */
+static void own_block(struct acis_exec *x)
+{
+    struct acis_stream *st = &x->op.st;
+    uint64_t off, len;
+    if (x->c.cs->rank != x->c.root || st->abstain || !st->src_buf)
+        return;
+    if (st->kind == ACIS_K_GATHER) {
+        if (!st->dst_buf)
+            return;
+        off = st->src_off;
+        len = st->src_len;
+        if (off < st->dst_off || off + len > st->dst_off + st->dst_len)
+            return;
+        if (st->dst_buf + (off - st->dst_off) != st->src_buf)
+            memcpy(st->dst_buf + (off - st->dst_off), st->src_buf, len);
+    } else if (st->kind == ACIS_K_SCATTER &&
+               acis_coll_blocking(x->c.coll) == ACIS_COLL_SCATTER) {
+        off = x->p.dst_off;
+        len = st->total / (uint64_t)x->c.cs->size;
+        if (off < st->src_off || off + len > st->src_off + st->src_len ||
+            (st->dst_len && st->dst_len != len))
+            return;
+        if (st->dst_len)
+            memcpy(st->dst_buf, st->src_buf + (off - st->src_off), len);
+    } else {
+        return;
+    }
+    st->own_off = off;
+    st->own_len = len;
+}
+
 static int start_main(struct acis_exec *x)
 {
     struct acis_plan *p = &x->p;
@@ -179,6 +215,7 @@ static int start_main(struct acis_exec *x)
                                                     x->op.st.dst_buf, x->op.st.dst_len));
     if (no_data && abstain(x) != 0)
         return -1;
+    own_block(x);
     x->phase = ACIS_PHASE_MAIN;
     return acis_op_start(&x->op, x->c.cs);
 }

@@ -82,20 +82,31 @@ static void overlap(uint64_t a, uint64_t al, uint64_t b, uint64_t bl,
     *len = h > l ? h - l : 0;
 }
 
+/* Segment k: where it starts, this member's piece of it and the part it
+ * wants back (result-space bytes; lengths 0 if none).  A segment inside the
+ * block a root copies itself has neither. */
+static void ranges(const struct acis_stream *s, uint32_t k, uint64_t *base, uint64_t *plo,
+                   uint64_t *plen, uint64_t *rlo, uint64_t *rlen)
+{
+    *base = (uint64_t)k * s->seg_bytes;
+    uint64_t seg_len = s->total - *base < s->seg_bytes ? s->total - *base : s->seg_bytes;
+    if (s->total == 0)
+        seg_len = 0;
+    overlap(s->src_off, s->src_len, *base, seg_len, plo, plen);
+    overlap(s->dst_off, s->dst_len, *base, seg_len, rlo, rlen);
+    if (s->abstain)
+        *plen = 0;
+    if (seg_len && *base >= s->own_off && *base + seg_len <= s->own_off + s->own_len)
+        *plen = *rlen = 0;
+}
+
 /* The packet of segment k (its slot is the segment's position modulo the
  * window; the round bit alternates between the slot's uses), decoded. */
 static void fill(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
                  struct acis_hdr *h, const uint8_t **payload, uint32_t *len)
 {
-    uint64_t base = (uint64_t)k * s->seg_bytes;
-    uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
-    uint64_t plo, plen, rlo, rlen, pos = s->pos0 + k;
-    if (s->total == 0)
-        seg_len = 0;
-    overlap(s->src_off, s->src_len, base, seg_len, &plo, &plen);
-    overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
-    if (s->abstain)
-        plen = 0;
+    uint64_t base, plo, plen, rlo, rlen, pos = s->pos0 + k;
+    ranges(s, k, &base, &plo, &plen, &rlo, &rlen);
     *h = (struct acis_hdr){
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
         .opcode = ACIS_OPC(s->kind, s->alg), .op = s->op, .dtype = s->dtype,
@@ -182,12 +193,8 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     }
     if ((h->flags & ACIS_F_ERROR) || s->abstain)
         return -1;                         /* the switch could not serve it */
-    uint64_t base = (uint64_t)k * s->seg_bytes;
-    uint64_t seg_len = s->total - base < s->seg_bytes ? s->total - base : s->seg_bytes;
-    uint64_t rlo, rlen;
-    if (s->total == 0)
-        seg_len = 0;
-    overlap(s->dst_off, s->dst_len, base, seg_len, &rlo, &rlen);
+    uint64_t base, plo, plen, rlo, rlen;
+    ranges(s, k, &base, &plo, &plen, &rlo, &rlen);
     /* Exactly what we asked for: an empty answer only when we asked
      * nothing from this segment, or from exscan, which has nothing for its
      * member 0 (the stream does not know its member index); a segment

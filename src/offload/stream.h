@@ -53,6 +53,9 @@ struct acis_stream {
     uint64_t src_off, src_len;
     uint8_t *dst_buf;
     uint64_t dst_off, dst_len;
+    /* the block the root of a gather or scatter copies itself: a segment
+     * inside it carries no piece and asks for nothing */
+    uint64_t own_off, own_len;
     /* progress */
     uint32_t next;            /* next segment to send */
     uint32_t answered;        /* segments answered (which ones: the window

@@ -713,6 +713,82 @@ START_TEST(gather_range)
 }
 END_TEST
 
+/* The root of a gather or scatter copies its own block itself: it sends
+ * nothing for the segments inside that block and asks nothing of them
+ * (1024-byte segments, 3000-byte blocks: two segments lie inside root 2's
+ * block [6000, 9000)).  Everything else arrives, under loss and
+ * duplication; nothing is written into the skipped segments. */
+START_TEST(own_blocks)
+{
+    enum { P = 4, B = 3000 };
+    static uint8_t in[P][P * B], out[P][P * B];
+    struct sim_member m[P];
+    struct sim_comm *c = world(P);
+    S->loss = 5;
+    S->dup = 5;
+    S->owner = 1 + 2;              /* world(P): member r is host r */
+    S->own_off = 2 * B;
+    S->own_len = B;
+    for (int round = 0; round < 4; round++) {
+        memset(out, 0xee, sizeof out);
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < B; i++)
+                in[r][i] = (uint8_t)(r * 31 + i * 7 + round);
+            m[r] = (struct sim_member){ in[r], (uint64_t)r * B, B, out[r], 0, r == 2 ? P * B : 0 };
+        }
+        ck_assert_int_eq(sim_collective(S, c, ACIS_K_GATHER, 0, ACIS_DT_BYTE, 2, P * B, m,
+                                        20 + (unsigned)round), 0);
+        for (int q = 0; q < P; q++)
+            for (int i = 0; i < B; i++) {
+                uint64_t at = (uint64_t)q * B + (uint64_t)i;
+                int skipped = at >= 6144 && at < 8192;
+                ck_assert_uint_eq(out[2][at], skipped ? 0xee : (uint8_t)(q * 31 + i * 7 + round));
+            }
+        /* scatter from root 2, which asks for nothing (it copies its block) */
+        memset(out, 0xee, sizeof out);
+        for (int i = 0; i < P * B; i++)
+            in[2][i] = (uint8_t)(i * 13 + round);
+        for (int r = 0; r < P; r++)
+            m[r] = (struct sim_member){ in[2], 0, r == 2 ? P * B : 0, out[r], (uint64_t)r * B,
+                                        r == 2 ? 0 : B };
+        ck_assert_int_eq(sim_collective(S, c, ACIS_K_SCATTER, 0, ACIS_DT_BYTE, 2, P * B, m,
+                                        40 + (unsigned)round), 0);
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < (r == 2 ? 0 : B); i++)
+                ck_assert_uint_eq(out[r][i], (uint8_t)((r * B + i) * 13 + round));
+    }
+    S->loss = S->dup = 0;
+    S->owner = 0;
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_range], 0);
+    comm_free(c);
+}
+END_TEST
+
+/* Only the root may leave out a piece, and only inside its own block. */
+START_TEST(own_block_only_root)
+{
+    int two[2] = { 0, 1 };
+    struct sim_comm *c = comm(two, 2);
+    uint8_t b[ACIS_HDR_LEN];
+    for (uint32_t src = 0; src < 2; src++) {
+        struct acis_hdr hd = {
+            .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+            .opcode = ACIS_OPC(ACIS_K_GATHER, 0), .dtype = ACIS_DT_BYTE, .payload_len = 0,
+            .job_key = KEY, .ctx = c->ctx, .seq = 1, .src = src, .root = 0,
+            .seg_index = src ? 2 : 1, .slot = (uint16_t)(src ? 2 : 1),
+            .seg_offset = src ? 2048 : 1024, .total_len = 4096,
+        };                         /* segment 1 is inside rank 0's block, 2 in rank 1's */
+        acis_hdr_encode(&hd, b);
+        acis_hdr_seal(b, NULL, 0);
+        sim_send_raw(S, (int)src, b, sizeof b);
+    }
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_range], 1);     /* rank 1's, not the root's */
+    comm_free(c);
+}
+END_TEST
+
 START_TEST(kernels)
 {
     int8_t a8[2] = { 100, -128 }, b8[2] = { 100, -1 };
@@ -872,6 +948,8 @@ int main(void)
     tcase_add_test(big, every_kind);
     tcase_add_test(big, drops);
     tcase_add_test(big, gather_range);
+    tcase_add_test(big, own_blocks);
+    tcase_add_test(big, own_block_only_root);
     tcase_add_test(big, loss_and_repeats);
     tcase_add_test(big, abstain);
     tcase_add_test(big, stale_packet);

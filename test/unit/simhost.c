@@ -297,6 +297,10 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                 .dst_off = co->m[i].dst_off, .dst_len = co->m[i].dst_len,
                 .abstain = (uint8_t)(s->abstainer == co->c->host[i] + 1),
             };
+            if (s->owner == co->c->host[i] + 1) {
+                p[x].st.own_off = s->own_off;
+                p[x].st.own_len = s->own_len;
+            }
             acis_stream_start(&p[x].st, p[x].win);
             order[x] = x;
         }

@@ -44,6 +44,11 @@ struct sim {
                                     ACIS_F_ABSTAIN and no data; 0: none */
     int refused;                 /* members the last sim_run ended refused
                                     (told that a member abstained) */
+    int owner;                   /* 1 + index of a host that, as the root of a
+                                    gather or scatter, copies the result-space
+                                    bytes [own_off, own_off + own_len) itself
+                                    (acis_stream own_off); 0: none */
+    uint64_t own_off, own_len;
 };
 
 /* A communicator: some hosts (in communicator rank order) and its row. */
