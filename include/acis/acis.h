@@ -83,6 +83,10 @@ struct acis_host_stats {
                                               root returned from once its packet
                                               was posted, before the other
                                               members had theirs */
+    uint64_t own_block;                    /* gathers and scatters this process
+                                              was the root of that kept its own
+                                              block at home: copied locally, its
+                                              segments neither sent nor answered */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -184,6 +184,7 @@ static void own_block(struct acis_exec *x)
     }
     st->own_off = off;
     st->own_len = len;
+    ACIS_COUNT(own_block, 1);
 }
 
 static int start_main(struct acis_exec *x)

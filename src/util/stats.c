@@ -44,6 +44,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->recovery_failed = LOAD(h->recovery_failed);
     out->short_path = LOAD(h->short_path);
     out->early_return = LOAD(h->early_return);
+    out->own_block = LOAD(h->own_block);
 }
 
 void acis_stats_zero(void)
@@ -65,4 +66,5 @@ void acis_stats_zero(void)
     atomic_store(&h->retransmits, 0);
     atomic_store(&h->short_path, 0);
     atomic_store(&h->early_return, 0);
+    atomic_store(&h->own_block, 0);
 }

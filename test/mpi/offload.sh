@@ -57,9 +57,15 @@ for dev in shm udp; do
     note "$dev: 1000-byte packets, 4 slots per communicator (flow control)"
     MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=1000 MPIR_CVAR_OFFLOAD_SWITCH_SLOTS=128 \
         run_mpi 2 "$TESTS_DIR/offload_sizes" --max 4000000 || fail "$dev: small packets"
+    # blocks of 700 elements span whole 1000-byte segments: gather and
+    # scatter roots keep those at home (counted), on shm too (its own size)
     MPIR_CVAR_OFFLOAD_SWITCH_PAYLOAD=1000 MPIR_CVAR_OFFLOAD_SWITCH_SLOTS=128 \
-        run_mpi 4 "$TESTS_DIR/coll_check" $OFF --matrix=quick --counts=1,700 ||
-        fail "$dev: small packets, 4"
+        MPIR_CVAR_OFFLOAD_SHM_PAYLOAD=1000 \
+        run_mpi 4 "$TESTS_DIR/coll_check" $OFF --matrix=quick --counts=1,700 \
+        >"$TMPD/out" 2>&1 || { cat "$TMPD/out"; fail "$dev: small packets, 4"; }
+    cat "$TMPD/out"
+    grep -q ', [1-9][0-9]* roots kept their block' "$TMPD/out" ||
+        fail "$dev: no root kept its block"
     note "$dev: eager communicator set-up"
     MPIR_CVAR_OFFLOAD_COMM_SETUP=eager run_mpi 2 "$TESTS_DIR/coll_check" $OFF --matrix=quick ||
         fail "$dev: eager"
