@@ -390,16 +390,14 @@ int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin)
     return 0;
 }
 
+/* A driver reads the one socket straight away: asking epoll first would
+ * cost a system call more whenever a packet is there. */
 int acis_udpsw_drive(struct acis_udpsw *u)
 {
-    struct epoll_event ev[64];
-    int got = 0;
     atomic_store(&u->last_drive, acis_now_ns());
     if (pthread_mutex_trylock(&u->core_lock) != 0)
         return 0;                                /* the thread is at it */
-    int n = epoll_wait(u->epfd, ev, 64, 0);
-    if (n > 0)
-        got = serve(u, ev, n);
+    int got = drain(u);
     tick(u);
     pthread_mutex_unlock(&u->core_lock);
     return got;
