@@ -184,6 +184,10 @@ enum acis_wire_err {
 #define ACIS_CT_REPLY_MIN 16     /* what switches before flags sent */
 #define ACIS_CT_SPANS 1u         /* flags: the row spans linked switches, which
                                     serve no scans (ACIS_K_SCAN, EXSCAN) */
+#define ACIS_CT_OWN_BLOCK 2u     /* flags: the switch takes an empty piece from
+                                    a gather or scatter root for a segment
+                                    inside the root's own block (switches
+                                    before 2026-11-24 refuse it) */
 
 /* CT_FREE: header.ctx; CT_FREED: header.ctx, header.root as in CT_REPLY,
  * payload u32 status.  Down a fabric, CT_FREE drops the row ctx. */

@@ -41,6 +41,9 @@ struct acis_comm {
     uint32_t payload;                     /* data bytes per packet */
     int no_scan;                          /* the row spans linked switches:
                                              scans stay in software */
+    int own_block;                        /* the switch lets a gather or scatter
+                                             root keep its own block at home
+                                             (ACIS_CT_OWN_BLOCK) */
     uint32_t epoch;                       /* acis_ct.epoch when set up */
     uint32_t boot;                        /* the switch's boot id (names it
                                              to the other members) */

@@ -142,6 +142,7 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     cs->window = all[F_WINDOW];
     cs->payload = all[F_PAYLOAD];
     cs->no_scan = (all[F_FLAGS] & ACIS_CT_SPANS) != 0;
+    cs->own_block = (all[F_FLAGS] & ACIS_CT_OWN_BLOCK) != 0;
     cs->epoch = acis_ct.epoch;
     cs->boot = acis_dev_info()->boot;
     cs->state = ACIS_CT_READY;

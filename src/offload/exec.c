@@ -152,39 +152,45 @@ static int borrow(struct acis_exec *x)
 
 /* The root of a gather (or gatherv) or scatter copies its own block from
  * its source to its result and neither sends nor asks for the segments
- * inside it (stream.c): at 2 ranks that is half of what went through the
- * switch.  Not scatterv: the switch checks a scatter root's empty pieces
- * against equal blocks. */
+ * wholly inside it (stream.c): at 2 ranks that is half of what went
+ * through the switch.  Only where some segment lies inside the block, and
+ * the switch takes it (ACIS_CT_OWN_BLOCK); not scatterv: the switch
+ * checks a scatter root's empty pieces against equal blocks.  memmove:
+ * an erroneous root may pass overlapping buffers. */
 static void own_block(struct acis_exec *x)
 {
     struct acis_stream *st = &x->op.st;
-    uint64_t off, len;
-    if (x->c.cs->rank != x->c.root || st->abstain || !st->src_buf)
+    const struct acis_comm *cs = x->c.cs;
+    uint64_t off, len, seg = acis_seg_bytes(cs->payload, st->kind, st->dtype);
+    if (cs->rank != x->c.root || !cs->own_block || st->abstain || !st->src_buf || !seg)
         return;
     if (st->kind == ACIS_K_GATHER) {
-        if (!st->dst_buf)
-            return;
         off = st->src_off;
         len = st->src_len;
-        if (off < st->dst_off || off + len > st->dst_off + st->dst_len)
+        if (!st->dst_buf || off < st->dst_off || off + len > st->dst_off + st->dst_len)
             return;
-        if (st->dst_buf + (off - st->dst_off) != st->src_buf)
-            memcpy(st->dst_buf + (off - st->dst_off), st->src_buf, len);
     } else if (st->kind == ACIS_K_SCATTER &&
                acis_coll_blocking(x->c.coll) == ACIS_COLL_SCATTER) {
         off = x->p.dst_off;
-        len = st->total / (uint64_t)x->c.cs->size;
+        len = st->total / (uint64_t)cs->size;
         if (off < st->src_off || off + len > st->src_off + st->src_len ||
             (st->dst_len && st->dst_len != len))
             return;
-        if (st->dst_len)
-            memcpy(st->dst_buf, st->src_buf + (off - st->src_off), len);
     } else {
         return;
     }
+    uint64_t first = (off + seg - 1) / seg * seg;      /* a segment's start */
+    uint64_t end = first + seg < st->total ? first + seg : st->total;
+    if (first >= st->total || end > off + len)
+        return;                                        /* none lies inside */
+    if (st->kind == ACIS_K_GATHER) {
+        if (st->dst_buf + (off - st->dst_off) != st->src_buf)   /* else in place */
+            memmove(st->dst_buf + (off - st->dst_off), st->src_buf, len);
+    }
+    else if (st->dst_len)
+        memmove(st->dst_buf, st->src_buf + (off - st->src_off), len);
     st->own_off = off;
     st->own_len = len;
-    ACIS_COUNT(own_block, 1);
 }
 
 static int start_main(struct acis_exec *x)
@@ -218,7 +224,10 @@ static int start_main(struct acis_exec *x)
         return -1;
     own_block(x);
     x->phase = ACIS_PHASE_MAIN;
-    return acis_op_start(&x->op, x->c.cs);
+    int rc = acis_op_start(&x->op, x->c.cs);
+    if (rc == 0 && x->op.st.own_len)
+        ACIS_COUNT(own_block, 1);
+    return rc;
 }
 
 void acis_exec_drop(struct acis_exec *x)

@@ -225,7 +225,7 @@ static void ct_reply(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h
     acis_put32(p + 8, status == ACIS_ST_OK ? sw->window : 0);
     acis_put32(p + 12, sw->o.payload);
     const struct sw_ct *ct = status == ACIS_ST_OK ? sw_ct_lookup(sw, ctx) : NULL;
-    acis_put32(p + 16, ct && ct->links ? ACIS_CT_SPANS : 0);
+    acis_put32(p + 16, ct ? (ct->links ? ACIS_CT_SPANS : 0) | ACIS_CT_OWN_BLOCK : 0);
     r.root = h->src;                             /* a fabric routes it by this */
     sw_emit(sw, &port, 1, &r, p, sizeof p);
 }

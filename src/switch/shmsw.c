@@ -479,7 +479,7 @@ size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
         acis_put32(p + 4, ctx);
         acis_put32(p + 8, st == ACIS_ST_OK ? h->window : 0);
         acis_put32(p + 12, h->payload);
-        acis_put32(p + 16, 0);                   /* one switch: every kind */
+        acis_put32(p + 16, ACIS_CT_OWN_BLOCK);   /* one switch: every kind */
         return answer(h, q, ACIS_K_CT_REPLY, p, ACIS_CT_REPLY_LEN, out);
     case ACIS_K_CT_FREE: {
         lock(h);

@@ -345,6 +345,8 @@ void acis_cvar_format(enum acis_cvar_id id, const struct acis_cvars *cv, char *b
         snprintf(buf, len, "%s", cv->str[id]);
     } else if (d->type == ACIS_CVAR_RATE) {
         snprintf(buf, len, "%g", (double)v / (double)ACIS_RATE_ONE);
+    } else if (v == 0 && strncmp(d->allowed, "auto|", 5) == 0) {
+        snprintf(buf, len, "auto");             /* below the range: auto */
     } else {
         snprintf(buf, len, "%lld", v);
     }

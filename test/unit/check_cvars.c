@@ -96,6 +96,13 @@ START_TEST(sizes_and_addresses)
     ck_assert_int_eq(n, 16384);
     ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SWITCH_PAYLOAD, "64", &n,
                                            NULL, 0, err, sizeof err), 0);
+    char shown[32];
+    static struct acis_cvars c0;
+    acis_cvar_format(ACIS_CV_OFFLOAD_SWITCH_PAYLOAD, &c0, shown, sizeof shown);
+    ck_assert_str_eq(shown, "auto");
+    c0.num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD] = 1000;
+    acis_cvar_format(ACIS_CV_OFFLOAD_SWITCH_PAYLOAD, &c0, shown, sizeof shown);
+    ck_assert_str_eq(shown, "1000");
     /* numbers without auto in their range do not take it */
     ck_assert_int_eq(acis_cvar_parse_value(ACIS_CV_OFFLOAD_SHM_PAYLOAD, "auto", &n,
                                            NULL, 0, err, sizeof err), -1);

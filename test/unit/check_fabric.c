@@ -294,6 +294,61 @@ START_TEST(fattree_two_leaves)
 }
 END_TEST
 
+/* A gather or scatter root keeps its own block at home on a fabric too:
+ * its leaf takes the empty pieces, the spine the leaf's spans without
+ * them.  Blocks of 1000 bytes, 256-byte segments (three inside each
+ * block), members on both leaves, roots on either, loss and duplication. */
+START_TEST(own_blocks_across_leaves)
+{
+    enum { P = 4, B = 1000 };
+    static uint8_t in[P][P * B], out[P][P * B];
+    struct sim_member m[P];
+    setup_fabric("fattree:leaves=2,spines=1,radix=4", 256, P);
+    struct sim_comm *c = world(P);
+    ck_assert_uint_ne(c->flags & ACIS_CT_OWN_BLOCK, 0);
+    S->loss = S->dup = 5;
+    for (uint32_t root = 1; root < P; root += 2) {
+        S->owner = (int)root + 1;                /* world: member r is host r */
+        S->own_off = root * B;
+        S->own_len = B;
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < B; i++)
+                in[r][i] = (uint8_t)(r * 29 + i);
+            memset(out[r], 0, sizeof out[r]);
+            m[r] = (struct sim_member){ in[r], (uint64_t)r * B, B, out[r], 0,
+                                        r == (int)root ? P * B : 0 };
+        }
+        memcpy(out[root] + root * B, in[root], B);     /* the root's own copy */
+        ck_assert_int_eq(sim_collective(S, c, ACIS_K_GATHER, 0, ACIS_DT_BYTE, root, P * B, m,
+                                        60 + root), 0);
+        for (int q = 0; q < P; q++)
+            for (int i = 0; i < B; i++)
+                ck_assert_uint_eq(out[root][q * B + i], (uint8_t)(q * 29 + i));
+        for (int i = 0; i < P * B; i++)
+            in[root][i] = (uint8_t)(i * 11 + root);
+        for (int r = 0; r < P; r++) {
+            memset(out[r], 0, sizeof out[r]);
+            m[r] = (struct sim_member){ in[root], 0, r == (int)root ? P * B : 0, out[r],
+                                        (uint64_t)r * B, B };
+        }
+        memcpy(out[root], in[root] + root * B, B);
+        ck_assert_int_eq(sim_collective(S, c, ACIS_K_SCATTER, 0, ACIS_DT_BYTE, root, P * B, m,
+                                        70 + root), 0);
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < B; i++)
+                ck_assert_uint_eq(out[r][i], (uint8_t)((r * B + i) * 11 + root));
+    }
+    S->owner = 0;
+    S->loss = S->dup = 0;
+    for (uint32_t i = 0; i < 3; i++) {
+        uint64_t k[ACIS_SWC_COUNT];
+        acis_fabric_counters(S->fab, i, k);
+        ck_assert_uint_eq(k[ACIS_SWC_drop_range], 0);
+    }
+    comm_free(c);
+}
+END_TEST
+
 /* 256 hosts on 16 leaves: three communicators at once, then with lost
  * and doubled packets on every link. */
 START_TEST(fattree_256_hosts)
@@ -887,6 +942,7 @@ int main(void)
     tcase_add_checked_fixture(t, NULL, teardown);
     tcase_set_timeout(t, 120);
     tcase_add_test(t, fattree_two_leaves);
+    tcase_add_test(t, own_blocks_across_leaves);
     tcase_add_test(t, fattree_256_hosts);
     tcase_add_test(t, torus_4x4x4);
     tcase_add_test(t, two_jobs);

@@ -69,6 +69,8 @@ static void fabric_up(struct fabric *f, uint32_t n, uint32_t slots)
     ck_assert_uint_eq(acis_get32(ans + ACIS_HDR_LEN), ACIS_ST_OK);
     f->ctx = acis_get32(ans + ACIS_HDR_LEN + 4);
     f->window = acis_get32(ans + ACIS_HDR_LEN + 8);
+    /* it takes a gather or scatter root's empty pieces for its own block */
+    ck_assert_uint_eq(acis_get32(ans + ACIS_HDR_LEN + 16), ACIS_CT_OWN_BLOCK);
 }
 
 static void fabric_down(struct fabric *f)

@@ -724,6 +724,7 @@ START_TEST(own_blocks)
     static uint8_t in[P][P * B], out[P][P * B];
     struct sim_member m[P];
     struct sim_comm *c = world(P);
+    ck_assert_uint_ne(c->flags & ACIS_CT_OWN_BLOCK, 0);    /* the switch says it may */
     S->loss = 5;
     S->dup = 5;
     S->owner = 1 + 2;              /* world(P): member r is host r */

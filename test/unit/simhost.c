@@ -244,6 +244,7 @@ uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req)
     c->ctx = acis_get32(r + 4);
     c->window = acis_get32(r + 8);
     c->payload = acis_get32(r + 12);
+    c->flags = acis_get32(r + 16);
     c->seq = 0;
     for (int i = 0; i < c->n; i++) {
         acis_window_free(&c->win[i]);

@@ -56,6 +56,7 @@ struct sim_comm {
     int n;
     int host[SIM_MAX_HOSTS];
     uint32_t ctx, window, payload;
+    uint32_t flags;              /* of the CT_REPLY (ACIS_CT_SPANS, ...) */
     uint32_t seq;
     struct acis_window win[SIM_MAX_HOSTS];
 };
