@@ -186,9 +186,9 @@ static void own_block(struct acis_exec *x)
     if (st->kind == ACIS_K_GATHER) {
         if (st->dst_buf + (off - st->dst_off) != st->src_buf)   /* else in place */
             memmove(st->dst_buf + (off - st->dst_off), st->src_buf, len);
-    }
-    else if (st->dst_len)
+    } else if (st->dst_len) {
         memmove(st->dst_buf, st->src_buf + (off - st->src_off), len);
+    }
     st->own_off = off;
     st->own_len = len;
 }
