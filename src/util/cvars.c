@@ -113,12 +113,18 @@ static int parse_number(const char *v, int size, long long *num)
     return 0;
 }
 
+/* The allowed text of a number that may be auto ("auto|LO..HI"): auto
+ * is 0, below the range.  The prefix's length, else 0. */
+static size_t auto_prefix(const char *allowed)
+{
+    return strncmp(allowed, "auto|", 5) == 0 ? 5 : 0;
+}
+
 /* A number's range "LO..HI", after an "auto|" that allows auto. */
 static int parse_range(const char *allowed, long long *lo, long long *hi)
 {
     char a[64], *dots;
-    if (strncmp(allowed, "auto|", 5) == 0)
-        allowed += 5;
+    allowed += auto_prefix(allowed);
     trim(allowed, a, sizeof a);
     dots = strstr(a, "..");
     if (!dots)
@@ -199,8 +205,8 @@ int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
         break;
     case ACIS_CVAR_INT:
     case ACIS_CVAR_SIZE:
-        if (strncmp(cv->allowed, "auto|", 5) == 0 && strcasecmp(v, "auto") == 0) {
-            *num = 0;                  /* below the range: auto */
+        if (auto_prefix(cv->allowed) && strcasecmp(v, "auto") == 0) {
+            *num = 0;
             rc = 0;
             break;
         }
@@ -232,10 +238,10 @@ int acis_cvar_parse_value(enum acis_cvar_id id, const char *text,
         const char *how = cv->type == ACIS_CVAR_SIZE ? "a size in bytes (K, M, G suffixes) in "
                         : cv->type == ACIS_CVAR_INT ? "an integer in "
                         : cv->type == ACIS_CVAR_RATE ? "a fraction or percentage in " : "";
-        int autonum = *how && strncmp(cv->allowed, "auto|", 5) == 0;
-        snprintf(err, errlen, "allowed: %s%s%s", autonum ? "auto, or " : "", how,
+        size_t skip = *how ? auto_prefix(cv->allowed) : 0;
+        snprintf(err, errlen, "allowed: %s%s%s", skip ? "auto, or " : "", how,
                  cv->type == ACIS_CVAR_BOOL ? "0|1 (or yes|no, true|false, on|off)"
-                                            : cv->allowed + (autonum ? 5 : 0));
+                                            : cv->allowed + skip);
         return -1;
     }
     if (str && strlen_ > 0)
@@ -345,8 +351,8 @@ void acis_cvar_format(enum acis_cvar_id id, const struct acis_cvars *cv, char *b
         snprintf(buf, len, "%s", cv->str[id]);
     } else if (d->type == ACIS_CVAR_RATE) {
         snprintf(buf, len, "%g", (double)v / (double)ACIS_RATE_ONE);
-    } else if (v == 0 && strncmp(d->allowed, "auto|", 5) == 0) {
-        snprintf(buf, len, "auto");             /* below the range: auto */
+    } else if (v == 0 && auto_prefix(d->allowed)) {
+        snprintf(buf, len, "auto");
     } else {
         snprintf(buf, len, "%lld", v);
     }
