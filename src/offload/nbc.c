@@ -116,10 +116,8 @@ static void advance(struct acis_exec *x, int wait)
         }
         if (redo == 1 || !atomic_load(&x->op.done))
             return;
-        if (acis_exec_step(x) == ACIS_OP_SOFTWARE && !atomic_load(&x->redo)) {
-            atomic_store(&x->redo, 1);         /* marked when the members agreed */
-            atomic_fetch_add(&acis_oc.redo_pending, 1);
-        }
+        if (acis_exec_step(x) == ACIS_OP_SOFTWARE)
+            acis_redo_mark(x);                 /* the members agreed */
     }
     if (x->req != MPI_REQUEST_NULL) {
         MPI_Request r = x->req;
@@ -228,10 +226,8 @@ int acis_nb_start(const struct acis_call *c)
     rc = acis_exec_start(x);
     if (rc == 0)
         acis_engine_progress();              /* the first window goes out now */
-    else if (rc != -1 && !atomic_load(&x->redo)) {       /* marked when the members agreed */
-        atomic_store(&x->redo, 1);
-        atomic_fetch_add(&acis_oc.redo_pending, 1);
-    }
+    else if (rc != -1)
+        acis_redo_mark(x);                   /* the members agreed */
     advance(x, 0);
     if (!acis_exec_complete(x) && !atomic_load(&x->redo))
         acis_dev_release();                  /* the switch thread serves while we are away */

@@ -173,6 +173,12 @@ int acis_fix_progress(struct acis_coff *co);
 int acis_fix_input(void);
 void acis_fix_wait(void);
 void acis_fix_free(struct acis_coff *co);
+/* Redoing nonblocking calls in MPICH after a switch failure (recover.c):
+ * mark x to be redone; start cs's marked calls, in call order, on cs's
+ * private dup -- never on the user's communicator, where members would
+ * start them at different moments between the user's own MPICH calls;
+ * the same for comm's before a call of the user's goes to MPICH. */
+void acis_redo_mark(struct acis_exec *x);
 void acis_redo_drain(struct acis_comm *cs);
 void acis_redo_before(MPI_Comm comm);
 /* Nonblocking calls are listed on their communicator while in flight, so

@@ -279,10 +279,8 @@ static void go_to_mpich(struct acis_coff *co)
     /* nonblocking calls not finished by then, in call order */
     for (struct acis_exec *x = co->execs; x; x = x->next_exec) {
         int finishes = x->phase == ACIS_PHASE_MAIN && !atomic_load(&x->op.abandoned);
-        if (!finishes && !atomic_load(&x->redo)) {
-            atomic_store(&x->redo, 1);
-            atomic_fetch_add(&acis_oc.redo_pending, 1);
-        }
+        if (!finishes)
+            acis_redo_mark(x);
     }
     if (cs->rank == 0)
         acis_log(1, "communicator of %d ranks: its switch failed; the members finished "
@@ -468,6 +466,13 @@ void acis_fix_wait(void)
 
 static pthread_mutex_t redo_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
+void acis_redo_mark(struct acis_exec *x)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&x->redo, &none, 1))
+        atomic_fetch_add(&acis_oc.redo_pending, 1);
+}
+
 void acis_redo_drain(struct acis_comm *cs)
 {
     struct acis_exec *due = NULL, **tail = &due;   /* taken out, in call order */
@@ -486,11 +491,12 @@ void acis_redo_drain(struct acis_comm *cs)
         }
     }
     acis_dev_unlock();
+    MPI_Comm dup = cs->shadow != MPI_COMM_NULL ? cs->shadow : acis_comm_handle(cs);
     for (struct acis_exec *x = due, *next; x; x = next) {
         next = x->next_exec;
         acis_exec_drop(x);
         x->c.req = &x->inner;
-        x->c.comm = acis_comm_handle(x->c.cs);   /* the user may have freed it */
+        x->c.comm = dup;
         acis_call_pmpi(&x->c);
         ACIS_COUNT(redone, 1);
         atomic_store(&x->redo, 2);
