@@ -3,7 +3,9 @@
  * (only the root knows them all), then the collective itself: plan it, put
  * the data in wire form, run it through the engine, put the answer back.
  * If the communicator goes to MPICH first (its switch failed), the call is
- * redone there, after any earlier nonblocking ones (recover.c).
+ * redone there, after any earlier nonblocking ones (recover.c); if a
+ * member had no memory for its data, a blocking call is redone in MPICH
+ * and a nonblocking one fails on every member (abstain, below).
  * acis_run_init() publishes which entry points have plans to src/fallback,
  * so a call is never selected for offload without a way to run it. */
 #include "config.h"
@@ -61,12 +63,13 @@ static int fault_draw(uint64_t rate)
                                    atomic_fetch_add(&acis_oc.fault_draws, 1));
 }
 
-/* MPIR_CVAR_OFFLOAD_FAULT_NOMEM: act as if this blocking call's buffers
- * could not be had. */
+/* MPIR_CVAR_OFFLOAD_FAULT_NOMEM (blocking calls), _NOMEM_NB (nonblocking):
+ * act as if this call's buffers could not be had. */
 static int injected_nomem(const struct acis_exec *x)
 {
-    return acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING &&
-           fault_draw((uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM));
+    return fault_draw(acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING
+                          ? (uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM)
+                          : (uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM_NB));
 }
 
 int acis_fault_nomem_setup(void)
@@ -75,19 +78,20 @@ int acis_fault_nomem_setup(void)
 }
 
 /* This rank cannot have its data in wire form (no memory, or MPICH would
- * not pack it), after every member decided to offload.  Leaving a
- * blocking call would leave the others waiting for its packets; so it
- * takes part without data: its packets carry ACIS_F_ABSTAIN, the switch
- * answers every member so, and every member redoes the call in MPICH
- * (acis_exec_step), where nothing was touched -- all of them inside the
- * same blocking call, so each is there to start MPICH's.  A nonblocking
- * call cannot do this: a member may sit in MPICH (MPI_Recv) while another
- * waits for the redone call, and only acis can start it; it returns
- * MPI_ERR_NO_MEM (docs/reliability.md).  0, or -1 for a nonblocking call. */
-static int abstain(struct acis_exec *x)
+ * not pack it), after every member decided to offload.  Leaving the call
+ * would leave the others waiting for its packets; so it takes part
+ * without data: its packets carry ACIS_F_ABSTAIN, the switch answers
+ * every member so, with no data (acis_exec_step; only a gather or
+ * scatter root's own block, its right value, was written, own_block).
+ * A blocking call is then redone in MPICH by every member, inside the
+ * same call.  A nonblocking one fails on every member with
+ * MPI_ERR_NO_MEM, as MPICH's own call fails when it has no memory: redone
+ * in MPICH, it would need every member to start it, and a member may sit
+ * in MPICH meanwhile (MPI_Wait on a request of MPICH's) waiting for a
+ * peer that waits for this call -- a hang, seen in the stress test at 4
+ * ranks (docs/reliability.md). */
+static void abstain(struct acis_exec *x)
 {
-    if (acis_coll_form(x->c.coll) != ACIS_FORM_BLOCKING)
-        return -1;
     acis_image_free(&x->src);
     acis_image_free(&x->dst);
     x->op.st.abstain = 1;
@@ -96,9 +100,10 @@ static int abstain(struct acis_exec *x)
     x->op.st.dst_buf = NULL;
     x->op.st.src_len = x->op.st.dst_len = 0;
     ACIS_COUNT(abstained, 1);
-    acis_log(2, "%s: no memory for this rank's data; it sends none and every rank "
-                "redoes the call in MPICH", acis_coll_name(x->c.coll));
-    return 0;
+    acis_log(2, "%s: no memory for this rank's data; it sends none and every rank %s",
+             acis_coll_name(x->c.coll),
+             acis_coll_form(x->c.coll) == ACIS_FORM_NONBLOCKING ? "fails the call"
+                                                                : "redoes the call in MPICH");
 }
 
 /* The exchange: an allgather of every rank's 8-byte block size. */
@@ -115,8 +120,8 @@ static int start_sizes(struct acis_exec *x)
     x->op.st.src_len = 8;
     x->op.st.dst_buf = (uint8_t *)x->blocks;
     x->op.st.dst_len = 8 * (uint64_t)size;
-    if (!x->blocks && abstain(x) != 0)
-        return -1;
+    if (!x->blocks)
+        abstain(x);
     x->phase = ACIS_PHASE_SIZES;
     return acis_op_start(&x->op, x->c.cs);
 }
@@ -220,8 +225,8 @@ static int start_main(struct acis_exec *x)
     x->op.st.dst_len = p->has_dst ? x->dst.len : 0;
     x->op.st.inplace = (uint8_t)(p->wire && overlap(x->op.st.src_buf, x->op.st.src_len,
                                                     x->op.st.dst_buf, x->op.st.dst_len));
-    if (no_data && abstain(x) != 0)
-        return -1;
+    if (no_data)
+        abstain(x);
     own_block(x);
     x->phase = ACIS_PHASE_MAIN;
     int rc = acis_op_start(&x->op, x->c.cs);
@@ -273,9 +278,11 @@ int acis_exec_step(struct acis_exec *x)
     if (atomic_load(&x->op.failed))     /* recovery could not finish it */
         return failed(x, MPI_ERR_INTERN, "its switch failed and the ranks could not "
                                          "finish it");
-    if (x->op.st.refused) {             /* a member abstained: all go to MPICH */
+    if (x->op.st.refused) {             /* a member abstained */
+        if (acis_coll_form(x->c.coll) == ACIS_FORM_NONBLOCKING)
+            return failed(x, MPI_ERR_NO_MEM, "a member had no memory for its data");
         acis_exec_drop(x);
-        return ACIS_OP_SOFTWARE;
+        return ACIS_OP_SOFTWARE;        /* all redo it in MPICH */
     }
     if (x->phase == ACIS_PHASE_SIZES)
         return after_start(x, start_main(x));
