@@ -70,16 +70,23 @@ static int take(struct acis_coff *co, struct acis_early *e)
     return 1;
 }
 
-/* The first early call still out, in the order they were posted (slot
- * of next_pos is the oldest a window can hold), or NULL. */
+/* The first early call still out, in the order they were posted, or
+ * NULL.  They are taken oldest first and a new one gets a position not
+ * handed out yet, so none is out before co->early_from: the scan starts
+ * there (at the oldest position a window can hold, if that is later)
+ * instead of walking the whole window for the newest call. */
 static struct acis_early *oldest(struct acis_coff *co)
 {
-    uint32_t w = co->win.size;
-    for (uint32_t j = 0; co->nearly && j < w; j++) {
-        struct acis_early *e = &co->early[(co->win.next_pos + j) % w];
-        if (out(co, e))
+    uint64_t end = co->win.next_pos, w = co->win.size;
+    uint64_t pos = co->early_from + w < end ? end - w : co->early_from;
+    for (; co->nearly && pos < end; pos++) {
+        struct acis_early *e = &co->early[pos % w];
+        if (out(co, e)) {
+            co->early_from = pos;
             return e;
+        }
     }
+    co->early_from = end;
     return NULL;
 }
 

@@ -114,6 +114,8 @@ struct acis_coff {
                                      (early.c): calls a root returned from
                                      before their answers came */
     uint32_t nearly;              /* of those, answers still to take */
+    uint64_t early_from;          /* no early call is out before this
+                                     position (early.c) */
 };
 
 /* Engine: hook into the device and communicator table (a communicator's
