@@ -81,9 +81,8 @@ int acis_fault_nomem_setup(void)
  * not pack it), after every member decided to offload.  Leaving the call
  * would leave the others waiting for its packets; so it takes part
  * without data: its packets carry ACIS_F_ABSTAIN, the switch answers
- * every member so, with no data (acis_exec_step; only a gather or
- * scatter root's own block, its right value, was written, own_block).
- * A blocking call is then redone in MPICH by every member, inside the
+ * every member so, with no data, and nothing is written anywhere
+ * (acis_exec_step, own_copy).  A blocking call is then redone in MPICH by every member, inside the
  * same call.  A nonblocking one fails on every member with
  * MPI_ERR_NO_MEM, as MPICH's own call fails when it has no memory: redone
  * in MPICH, it would need every member to start it, and a member may sit
@@ -155,13 +154,13 @@ static int borrow(struct acis_exec *x)
     return 1;
 }
 
-/* The root of a gather (or gatherv) or scatter copies its own block from
- * its source to its result and neither sends nor asks for the segments
- * wholly inside it (stream.c): at 2 ranks that is half of what went
- * through the switch.  Only where some segment lies inside the block, and
- * the switch takes it (ACIS_CT_OWN_BLOCK); not scatterv: the switch
- * checks a scatter root's empty pieces against equal blocks.  memmove:
- * an erroneous root may pass overlapping buffers. */
+/* The root of a gather (or gatherv) or scatter neither sends nor asks for
+ * the segments wholly inside its own block (stream.c), and copies that
+ * block from its source to its result itself once the call succeeded
+ * (own_copy): at 2 ranks that is half of what went through the switch.
+ * Only where some segment lies inside the block, and the switch takes it
+ * (ACIS_CT_OWN_BLOCK); not scatterv: the switch checks a scatter root's
+ * empty pieces against equal blocks. */
 static void own_block(struct acis_exec *x)
 {
     struct acis_stream *st = &x->op.st;
@@ -188,14 +187,25 @@ static void own_block(struct acis_exec *x)
     uint64_t end = first + seg < st->total ? first + seg : st->total;
     if (first >= st->total || end > off + len)
         return;                                        /* none lies inside */
+    st->own_off = off;
+    st->own_len = len;
+}
+
+/* The call succeeded: the root's own block into its result (memmove: an
+ * erroneous root may pass overlapping buffers).  Not before: a call that
+ * fails (a member abstained) writes nothing. */
+static void own_copy(struct acis_exec *x)
+{
+    const struct acis_stream *st = &x->op.st;
+    uint64_t off = st->own_off, len = st->own_len;
+    if (!len)
+        return;
     if (st->kind == ACIS_K_GATHER) {
         if (st->dst_buf + (off - st->dst_off) != st->src_buf)   /* else in place */
             memmove(st->dst_buf + (off - st->dst_off), st->src_buf, len);
     } else if (st->dst_len) {
         memmove(st->dst_buf, st->src_buf + (off - st->src_off), len);
     }
-    st->own_off = off;
-    st->own_len = len;
 }
 
 static int start_main(struct acis_exec *x)
@@ -287,6 +297,7 @@ int acis_exec_step(struct acis_exec *x)
     if (x->phase == ACIS_PHASE_SIZES)
         return after_start(x, start_main(x));
     if (x->phase == ACIS_PHASE_MAIN) {
+        own_copy(x);
         if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, MPI_COMM_WORLD) != 0) {
             failed(x, MPI_ERR_NO_MEM, "cannot unpack the result");
             return 1;                   /* the others have theirs: only this rank fails */

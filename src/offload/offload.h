@@ -176,10 +176,8 @@ int acis_fix_input(void);
 void acis_fix_wait(void);
 void acis_fix_free(struct acis_coff *co);
 /* Redoing nonblocking calls in MPICH after a switch failure (recover.c):
- * mark x to be redone; start cs's marked calls, in call order, on cs's
- * private dup -- never on the user's communicator, where members would
- * start them at different moments between the user's own MPICH calls;
- * the same for comm's before a call of the user's goes to MPICH. */
+ * mark x to be redone; start cs's marked calls, in call order; the same
+ * for comm's before a call of the user's goes to MPICH. */
 void acis_redo_mark(struct acis_exec *x);
 void acis_redo_drain(struct acis_comm *cs);
 void acis_redo_before(MPI_Comm comm);
@@ -304,7 +302,8 @@ int acis_call_pmpi(const struct acis_call *c);
  * instead, or -1 when this rank failed (x->err says how; x is done).
  * After x->op is done: go on to the next phase, 1 when x is complete
  * (x->err set if this rank could not unpack), ACIS_OP_SOFTWARE or -1 as
- * before.  Nothing here aborts. */
+ * before (-1 with MPI_ERR_NO_MEM on every member when a member abstained
+ * from a nonblocking call).  Nothing here aborts. */
 int acis_exec_start(struct acis_exec *x);
 int acis_exec_step(struct acis_exec *x);
 int acis_exec_complete(const struct acis_exec *x);

@@ -278,7 +278,8 @@ static void go_to_mpich(struct acis_coff *co)
     }
     /* nonblocking calls not finished by then, in call order */
     for (struct acis_exec *x = co->execs; x; x = x->next_exec) {
-        int finishes = x->phase == ACIS_PHASE_MAIN && !atomic_load(&x->op.abandoned);
+        int finishes = (x->phase == ACIS_PHASE_MAIN && !atomic_load(&x->op.abandoned)) ||
+                       x->phase == ACIS_PHASE_DONE;     /* complete, not yet unlinked */
         if (!finishes)
             acis_redo_mark(x);
     }
@@ -491,12 +492,11 @@ void acis_redo_drain(struct acis_comm *cs)
         }
     }
     acis_dev_unlock();
-    MPI_Comm dup = cs->shadow != MPI_COMM_NULL ? cs->shadow : acis_comm_handle(cs);
     for (struct acis_exec *x = due, *next; x; x = next) {
         next = x->next_exec;
         acis_exec_drop(x);
         x->c.req = &x->inner;
-        x->c.comm = dup;
+        x->c.comm = acis_comm_handle(x->c.cs);   /* the user may have freed it */
         acis_call_pmpi(&x->c);
         ACIS_COUNT(redone, 1);
         atomic_store(&x->redo, 2);

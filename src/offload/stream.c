@@ -184,7 +184,7 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
         return -1;
     /* A member abstained: the segment is answered, with nothing in it, and
      * so is every other (the abstainer sends no data for any), here and at
-     * every member -- the collective goes to MPICH untouched everywhere. */
+     * every member -- nothing from the switch is written anywhere. */
     int abstained = (h->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) ==
                     (ACIS_F_ERROR | ACIS_F_ABSTAIN);
     if (abstained) {

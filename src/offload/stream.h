@@ -47,7 +47,8 @@ struct acis_stream {
     uint8_t abstain;          /* this member has no buffers: its packets
                                  carry ACIS_F_ABSTAIN and no data */
     uint8_t refused;          /* an answer said a member abstained: every
-                                 member redoes the collective in MPICH */
+                                 member redoes a blocking collective in
+                                 MPICH and fails a nonblocking one */
     /* this member's piece and wanted range, in result-space bytes */
     const uint8_t *src_buf;
     uint64_t src_off, src_len;
