@@ -82,13 +82,13 @@ int acis_fault_nomem_setup(void)
  * would leave the others waiting for its packets; so it takes part
  * without data: its packets carry ACIS_F_ABSTAIN, the switch answers
  * every member so, with no data, and nothing is written anywhere
- * (acis_exec_step, own_copy).  A blocking call is then redone in MPICH by every member, inside the
- * same call.  A nonblocking one fails on every member with
- * MPI_ERR_NO_MEM, as MPICH's own call fails when it has no memory: redone
- * in MPICH, it would need every member to start it, and a member may sit
- * in MPICH meanwhile (MPI_Wait on a request of MPICH's) waiting for a
- * peer that waits for this call -- a hang, seen in the stress test at 4
- * ranks (docs/reliability.md). */
+ * (acis_exec_step, own_copy).  A blocking call is then redone in MPICH
+ * by every member, inside the same call.  A nonblocking one fails on
+ * every member with MPI_ERR_NO_MEM, as MPICH's own call fails when it has
+ * no memory: redone in MPICH, it would need every member to start it, and
+ * a member may sit in MPICH meanwhile (MPI_Wait on a request of MPICH's)
+ * waiting for a peer that waits for this call -- a hang, seen in the
+ * stress test at 4 ranks (docs/reliability.md). */
 static void abstain(struct acis_exec *x)
 {
     acis_image_free(&x->src);

@@ -5,10 +5,11 @@
  * blocking MPI_Allreduce that rank 0 joins only after its MPI_Wait, so a
  * call that left the others waiting for rank 0's packets would hang.
  * Every rank's MPI_Wait must return an error of class MPI_ERR_NO_MEM with
- * no result byte written (a gather or scatter root's own block neither), and the blocking calls (redone in MPICH) must
- * give the right sums.  Errors are returned (MPI_ERRORS_RETURN).  With
- * 1000-byte packets (nomem.sh) each call spans several segments and the
- * roots of Igather and Iscatter leave out their own block's.
+ * no result byte written (a gather or scatter root's own block neither),
+ * and the blocking calls (redone in MPICH) must give the right sums.
+ * Errors are returned (MPI_ERRORS_RETURN).  With 1000-byte packets
+ * (nomem.sh) each call spans several segments and the roots of Igather
+ * and Iscatter leave out their own block's.
  * Usage: nomem [--iters=N] */
 #define _DEFAULT_SOURCE /* usleep */
 #include <stdint.h>
