@@ -49,6 +49,17 @@ static int link_piece_ok(unsigned kind, const struct acis_hdr *h, uint64_t base,
            (h->seg_offset >= base && h->seg_offset + h->payload_len <= base + len);
 }
 
+/* The root of a gather or scatter copies its own block itself: for a
+ * segment inside that block it may send nothing (nobody wants it). */
+static int own_empty(const struct sw_ct *ct, uint32_t rank, const struct acis_hdr *h,
+                     uint64_t base, uint32_t len)
+{
+    if (rank != h->root || h->payload_len != 0 || h->total_len % ct->size)
+        return 0;
+    uint64_t n = h->total_len / ct->size;
+    return base >= rank * n && base + len <= (rank + 1) * n;
+}
+
 /* Does the piece (seg_offset, payload_len) of child fit the collective?
  * base/len describe the segment, placed what VAR gathers have put in it
  * already. */
@@ -63,28 +74,25 @@ static int piece_ok(const struct sw_ct *ct, unsigned kind, unsigned alg, uint32_
         return h->payload_len == 0 ||
                (h->seg_offset >= base && h->seg_offset + h->payload_len <= base + len &&
                 placed + h->payload_len <= len);
-    /* The root of a gather or scatter copies its own block itself: for a
-     * segment inside that block it may send nothing (nobody wants it). */
-    uint64_t n = h->total_len / ct->size;
-    int own = rank == h->root && h->payload_len == 0 && h->total_len % ct->size == 0 &&
-              base >= rank * n && base + len <= (rank + 1) * n;
     switch (kind) {
     case ACIS_K_BARRIER:
         return h->total_len == 0 && h->payload_len == 0;
     case ACIS_K_BCAST:
         return rank == h->root ? whole : h->payload_len == 0;
     case ACIS_K_SCATTER:
-        return rank == h->root ? whole || own : h->payload_len == 0;
+        return rank == h->root ? whole || own_empty(ct, rank, h, base, len)
+                               : h->payload_len == 0;
     case ACIS_K_GATHER:
     case ACIS_K_ALLGATHER: {
         if (h->total_len % ct->size)
             return 0;
+        uint64_t n = h->total_len / ct->size;
         uint64_t lo = base > rank * n ? base : rank * n;
         uint64_t hi = base + len < (rank + 1) * n ? base + len : (rank + 1) * n;
         if (lo >= hi)
             return h->payload_len == 0;
         return (h->seg_offset == lo && h->payload_len == hi - lo) ||
-               (kind == ACIS_K_GATHER && own);
+               (kind == ACIS_K_GATHER && own_empty(ct, rank, h, base, len));
     }
     default:
         return whole;
