@@ -70,7 +70,13 @@ struct acis_call {
     MPI_Datatype dtype;          /* that type */
     uint64_t elems;              /* wire elements per rank's block / vector */
     uint64_t bytes;              /* message bytes, for the counters */
-    struct acis_comm *cs;        /* communicator state if offloaded */
+    struct acis_comm *cs;        /* communicator state if offloaded, or
+                                    failed over */
+    int failed_over;             /* reason device_failed, but the call would
+                                    have been offloaded: its communicator's
+                                    switch failed after it was set up, so it
+                                    runs on the communicator's private dup
+                                    (src/offload/recover.c) */
 };
 
 /* Inputs of the pure policy function (unit-tested without MPI). */

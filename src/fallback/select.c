@@ -169,6 +169,7 @@ acis_reason_t acis_select(struct acis_call *c)
     int mode = (int)acis_util.cv.num[coll_cvar[c->coll]];
 
     c->cs = NULL;
+    c->failed_over = 0;
     c->bytes = 0;
     c->kind = base_kind(acis_coll_blocking(c->coll));
     c->wop = ACIS_OP_NONE;
@@ -196,17 +197,20 @@ acis_reason_t acis_select(struct acis_call *c)
             .max_bytes = vform ? UINT64_MAX : max_bytes(),
         };
         r = acis_policy(&in);
-        if (r == ACIS_REASON_NONE)
+        if (r == ACIS_REASON_NONE) {
             r = acis_comm_ready(cs);           /* collective the first time */
-        if (r == ACIS_REASON_NONE && cs->no_scan &&
-            (c->kind == ACIS_K_SCAN || c->kind == ACIS_K_EXSCAN))
-            r = ACIS_REASON_NOT_OFFLOADABLE;   /* no switch of a fabric has prefixes */
+            if ((r == ACIS_REASON_NONE || cs->state == ACIS_CT_FAILED) && cs->no_scan &&
+                (c->kind == ACIS_K_SCAN || c->kind == ACIS_K_EXSCAN))
+                r = ACIS_REASON_NOT_OFFLOADABLE; /* no switch of a fabric has prefixes */
+            else if (r == ACIS_REASON_DEVICE_FAILED && cs->state == ACIS_CT_FAILED)
+                c->failed_over = 1;            /* would have been offloaded */
+        }
     }
     if (!c->inner)
         acis_count_call(&acis_util.coll[c->coll], r, c->bytes);
     if (cs && !c->inner && (acis_util.verbose > 0 || (r != ACIS_REASON_NONE && mode == ACIS_ON)))
         acis_report(c, cs, r);
-    if (r == ACIS_REASON_NONE)
+    if (r == ACIS_REASON_NONE || c->failed_over)
         c->cs = cs;
     return r;
 }

@@ -333,8 +333,7 @@ int acis_exec_run(struct acis_exec *x)
      * nonblocking calls first. */
     if (x->phase)
         ACIS_COUNT(redone, 1);
-    acis_redo_drain(x->c.cs);
-    return acis_call_pmpi(&x->c);
+    return acis_call_redo(&x->c);
 }
 
 int acis_offload_run(struct acis_call *c)
@@ -343,7 +342,7 @@ int acis_offload_run(struct acis_call *c)
     acis_comm_reap(0);                      /* rows of communicators freed since */
     if (acis_hier_run(c, &rc))
         return rc;
-    return acis_offload_flat(c);
+    return c->failed_over ? acis_call_redo(c) : acis_offload_flat(c);
 }
 
 int acis_offload_flat(struct acis_call *c)

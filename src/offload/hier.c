@@ -143,7 +143,7 @@ static int leaders_call(struct acis_call *lc, MPI_Comm c)
         return acis_offload_flat(lc);
     if (r == ACIS_REASON_BROKEN)
         return acis_raise(c, MPI_ERR_INTERN);
-    return acis_call_pmpi(lc);
+    return lc->failed_over ? acis_call_redo(lc) : acis_call_pmpi(lc);
 }
 
 static int allreduce(const struct acis_call *c, const struct acis_hier *h)

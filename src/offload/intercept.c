@@ -112,7 +112,7 @@
         }                                                                     \
         struct acis_call c_ = { .coll = ACIS_COLL_##ID, __VA_ARGS__ };        \
         acis_reason_t r_ = acis_select(&c_);                                  \
-        if (r_ == ACIS_REASON_NONE)                                           \
+        if (r_ == ACIS_REASON_NONE || c_.failed_over)                         \
             return acis_offload_run(&c_);                                     \
         if (r_ == ACIS_REASON_BROKEN)       /* recover.c: fails everywhere */ \
             return acis_call_broken(&c_);                                     \

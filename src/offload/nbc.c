@@ -208,8 +208,7 @@ int acis_nb_start(const struct acis_call *c)
         free(x);
         if (c->cs->state == ACIS_CT_BROKEN)  /* ... or broke (recover.c) */
             return acis_call_broken(c);
-        acis_redo_drain(c->cs);
-        return acis_call_pmpi(c);
+        return acis_call_redo(c);
     }
     if (PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
         acis_log(0, "%s: cannot allocate a request; the call returns an error",

@@ -177,10 +177,14 @@ void acis_fix_wait(void);
 void acis_fix_free(struct acis_coff *co);
 /* Redoing nonblocking calls in MPICH after a switch failure (recover.c):
  * mark x to be redone; start cs's marked calls, in call order; the same
- * for comm's before a call of the user's goes to MPICH. */
+ * for comm's before a call of the user's goes to MPICH.  A call acis would
+ * offload on c->cs but the switch cannot serve (taken back, or
+ * c->failed_over) runs in MPICH after those, on the communicator's
+ * private dup, as on every member: acis_call_redo. */
 void acis_redo_mark(struct acis_exec *x);
 void acis_redo_drain(struct acis_comm *cs);
 void acis_redo_before(MPI_Comm comm);
+int acis_call_redo(const struct acis_call *c);
 /* Nonblocking calls are listed on their communicator while in flight, so
  * a move to MPICH redoes them in call order: 0, or ACIS_OP_SOFTWARE when
  * the communicator already runs in MPICH. */
@@ -325,8 +329,10 @@ void acis_helper_enter(void);
 void acis_helper_leave(void);
 void acis_helper_stop(void);
 
-/* Run a call that acis_select() chose to offload: through the node
- * hierarchy where it applies, else flat.  Returns an MPI error code. */
+/* Run a call that acis_select() chose to offload, or failed over:
+ * through the node hierarchy where it applies, else flat (failed over: in
+ * MPICH on the communicator's dup, acis_call_redo).  Returns an MPI error
+ * code. */
 int acis_offload_run(struct acis_call *c);
 int acis_offload_flat(struct acis_call *c);
 

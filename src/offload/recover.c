@@ -467,6 +467,36 @@ void acis_fix_wait(void)
 
 static pthread_mutex_t redo_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
+/* Where MPICH runs a call acis would have offloaded on cs but the switch
+ * could not finish: one redone after a switch failure or an abstention,
+ * or made after the members agreed on MPICH.  Every member runs those
+ * calls, and only those, in call order on cs's private dup, so their
+ * order against the collectives MPICH runs on the user's communicator
+ * anyway (MPI_Ialltoall, an Igatherv) does not depend on when each member
+ * learns of the failure or starts what it must redo.  The dup takes the
+ * user's error handler, which applies to the call.  Without a dup (its
+ * MPI_Comm_dup failed under MPI_ERRORS_RETURN) the user's communicator. */
+static MPI_Comm redo_comm(const struct acis_comm *cs)
+{
+    MPI_Comm user = acis_comm_handle(cs);
+    MPI_Errhandler eh;
+    if (cs->shadow == MPI_COMM_NULL || user == cs->shadow)
+        return user;                    /* the user freed it: the dup keeps its handler */
+    if (PMPI_Comm_get_errhandler(user, &eh) == MPI_SUCCESS) {
+        PMPI_Comm_set_errhandler(cs->shadow, eh);
+        PMPI_Errhandler_free(&eh);
+    }
+    return cs->shadow;
+}
+
+int acis_call_redo(const struct acis_call *c)
+{
+    struct acis_call d = *c;
+    acis_redo_drain(c->cs);             /* earlier nonblocking calls first */
+    d.comm = redo_comm(c->cs);
+    return acis_call_pmpi(&d);
+}
+
 void acis_redo_mark(struct acis_exec *x)
 {
     int none = 0;
@@ -496,7 +526,7 @@ void acis_redo_drain(struct acis_comm *cs)
         next = x->next_exec;
         acis_exec_drop(x);
         x->c.req = &x->inner;
-        x->c.comm = acis_comm_handle(x->c.cs);   /* the user may have freed it */
+        x->c.comm = redo_comm(x->c.cs);
         acis_call_pmpi(&x->c);
         ACIS_COUNT(redone, 1);
         atomic_store(&x->redo, 2);

@@ -126,8 +126,7 @@ int acis_short_run(struct acis_call *c, int *rc)
     }
     if (st.refused) {                   /* a member abstained: all redo it in MPICH */
         ACIS_COUNT(redone, 1);
-        acis_redo_drain(cs);
-        *rc = acis_call_pmpi(c);
+        *rc = acis_call_redo(c);
         return 1;
     }
     ACIS_COUNT(short_path, 1);

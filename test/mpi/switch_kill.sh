@@ -64,3 +64,26 @@ ACIS_TEST_SWITCH_PID=$(cat "$TMPD/sw5.pid") MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLO
     >"$TMPD/out.5" 2>"$TMPD/err.5"
 rc=$?
 shown 5 "broken communicators" 'return MPI_ERR_INTERN from now on'
+
+# Calls redone in MPICH after the kill, and calls failed over, run on the
+# communicator's dup: their order against an MPI_Ialltoall MPICH runs on the
+# communicator itself must not depend on when each rank learnt of the
+# failure (redo_order.c); with the node hierarchy on two fake nodes, a
+# blocking allreduce keeps its shape across the move.  On the user's
+# communicator the first run hangs.
+for run in 2:0 4:0 4:1; do
+    np=${run%:*} hier=${run#*:} tag=$((10 + ${run%:*} + 10 * ${run#*:}))
+    note "redone calls and MPICH's own, $np ranks, hierarchy $hier"
+    addr=$(start_switchd $tag --listen 127.0.0.1:0) || fail "acis-switchd did not start"
+    ACIS_TEST_SWITCH_PID=$(cat "$TMPD/sw$tag.pid") MPIR_CVAR_OFFLOAD=on \
+        MPIR_CVAR_OFFLOAD_SWITCH=$addr MPIR_CVAR_OFFLOAD_TIMEOUT_MS=1000 \
+        MPIR_CVAR_OFFLOAD_CONNECT_MS=500 MPIR_CVAR_OFFLOAD_REJOIN=never \
+        MPIR_CVAR_OFFLOAD_VERBOSE=1 MPIR_CVAR_ODD_EVEN_CLIQUES=$hier \
+        MPIR_CVAR_OFFLOAD_HIERARCHY=$([ "$hier" = 1 ] && echo node || echo flat) \
+        ACIS_TEST_TIMEOUT=120 run_mpi "$np" "$TESTS_DIR/redo_order" --hier="$hier" \
+        >"$TMPD/out.$tag" 2>"$TMPD/err.$tag"
+    rc=$?
+    shown $tag "$np ranks, hierarchy $hier, redo order" 'its switch failed'
+    grep -q "redo_order: $np ranks: ok" "$TMPD/out.$tag" ||
+        fail "$np ranks, hierarchy $hier, redo order: not ok"
+done
