@@ -169,6 +169,18 @@ struct acis_comm *acis_comm_get(MPI_Comm comm)
     return cs;
 }
 
+void acis_comm_errhandler(MPI_Comm comm, MPI_Errhandler eh)
+{
+    void *val;
+    int found = 0;
+    if (acis_ct.keyval == MPI_KEYVAL_INVALID ||
+        PMPI_Comm_get_attr(comm, acis_ct.keyval, &val, &found) != MPI_SUCCESS || !found)
+        return;
+    struct acis_comm *cs = val;
+    if (cs->shadow != MPI_COMM_NULL)
+        PMPI_Comm_set_errhandler(cs->shadow, eh);
+}
+
 struct acis_comm *acis_comm_by_ctx(uint32_t ctx)
 {
     uint32_t row = (ctx & 0xffff) - 1;

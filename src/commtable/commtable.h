@@ -52,9 +52,12 @@ struct acis_comm {
                                              acis_ct.off_free */
     /* lifetime: the communicator's attribute holds one reference, each
        nonblocking call in flight one more (acis_comm_hold).  An offloaded
-       communicator keeps a private dup (shadow) so that, after the user
-       frees it, the members can agree that all of them are done with the
-       row (an MPICH Ibarrier on the shadow) before rank 0 gives it back. */
+       communicator keeps a private dup (shadow), made with the row on
+       every member or on none, so that, after the user frees it, the
+       members can agree that all of them are done with the row (an MPICH
+       Ibarrier on the shadow) before rank 0 gives it back; calls acis
+       would offload but the switch cannot serve run there too
+       (src/offload/recover.c), under the user's error handler. */
     atomic_int refs;
     MPI_Comm shadow;                      /* MPI_COMM_NULL if none */
     MPI_Request fin;                      /* that Ibarrier, once started */
@@ -93,6 +96,10 @@ void acis_comm_release(MPI_Comm comm);
 void acis_comm_hold(struct acis_comm *cs);
 void acis_comm_drop(struct acis_comm *cs);
 MPI_Comm acis_comm_handle(const struct acis_comm *cs);
+
+/* The user set comm's error handler (MPI_Comm_set_errhandler): the same
+ * on its shadow, if it has one. */
+void acis_comm_errhandler(MPI_Comm comm, MPI_Errhandler eh);
 
 /* Finish freeing communicators whose user handle is gone and that no
  * operation uses any more: start the members' Ibarrier on the shadow,

@@ -55,6 +55,16 @@ static int make_off(struct acis_comm *cs)
     return acis_ct.off_new(cs, acis_dev_info()->window) == 0;
 }
 
+/* cs's private dup (collective), kept with the row: 1 if there is one.
+ * Made before the members agree, so that a member whose MPI_Comm_dup
+ * failed (possible only under MPI_ERRORS_RETURN) makes all refuse. */
+static int make_shadow(struct acis_comm *cs)
+{
+    if (cs->shadow == MPI_COMM_NULL && PMPI_Comm_dup(cs->comm, &cs->shadow) != MPI_SUCCESS)
+        cs->shadow = MPI_COMM_NULL;
+    return cs->shadow != MPI_COMM_NULL;
+}
+
 void acis_ct_drop_off(struct acis_comm *cs)
 {
     if (cs->off && acis_ct.off_free)
@@ -86,7 +96,8 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     uint32_t mine[F_COUNT] = { 0 }, all[F_COUNT];
     free(cs->granks);
     cs->granks = member_ranks(cs);     /* recovery asks members by global rank */
-    mine[F_LOCAL_FAIL] = !cs->granks || !make_off(cs);
+    int dup_ok = make_shadow(cs);      /* collective: first, on every member */
+    mine[F_LOCAL_FAIL] = !dup_ok || !cs->granks || !make_off(cs);
     mine[F_LOST] = (uint32_t)lost;
     mine[F_MY_WIN] = acis_dev_info()->window;
     mine[F_MY_WIN_NEG] = UINT32_MAX - mine[F_MY_WIN];
@@ -115,6 +126,8 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
              all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
     if (!ok) {
         acis_ct_drop_off(cs);
+        if (cs->shadow != MPI_COMM_NULL)
+            PMPI_Comm_free(&cs->shadow);       /* every member refuses alike */
         if (cs->rank == 0 && all[F_STATUS] == ACIS_ST_OK + 1) {
             acis_dev_lock();
             acis_dev_ct_free(all[F_CTX]);              /* someone else failed */
@@ -133,9 +146,6 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
                      acis_reason_text(cs->refused));
         return cs->refused;
     }
-    if (cs->shadow == MPI_COMM_NULL && PMPI_Comm_dup(cs->comm, &cs->shadow) != MPI_SUCCESS)
-        cs->shadow = MPI_COMM_NULL;    /* errors are fatal in MPICH unless the user
-                                          changed the handler; then free as before */
     acis_dev_lock();                   /* answers are delivered, and the peer service
                                           finds cs->off by ctx, under the lock */
     cs->ctx = all[F_CTX];

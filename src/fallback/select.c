@@ -199,9 +199,9 @@ acis_reason_t acis_select(struct acis_call *c)
         r = acis_policy(&in);
         if (r == ACIS_REASON_NONE) {
             r = acis_comm_ready(cs);           /* collective the first time */
-            if ((r == ACIS_REASON_NONE || cs->state == ACIS_CT_FAILED) && cs->no_scan &&
-                (c->kind == ACIS_K_SCAN || c->kind == ACIS_K_EXSCAN))
-                r = ACIS_REASON_NOT_OFFLOADABLE; /* no switch of a fabric has prefixes */
+            if (cs->no_scan && (c->kind == ACIS_K_SCAN || c->kind == ACIS_K_EXSCAN))
+                r = ACIS_REASON_NOT_OFFLOADABLE; /* no switch of a fabric has prefixes,
+                                                    whatever became of the row since */
             else if (r == ACIS_REASON_DEVICE_FAILED && cs->state == ACIS_CT_FAILED)
                 c->failed_over = 1;            /* would have been offloaded */
         }

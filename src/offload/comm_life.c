@@ -4,7 +4,8 @@
  * the collective set-up is safe there; in the default lazy mode they pass
  * straight to MPICH after one branch).  MPI_Comm_free: no barrier; the
  * communicator's state outlives the handle until every member is done with
- * its row (src/commtable/comm.c), which this call moves along. */
+ * its row (src/commtable/comm.c), which this call moves along.
+ * MPI_Comm_set_errhandler: the communicator's private dup gets the same. */
 #include "config.h"
 
 #include "offload/offload.h"
@@ -63,6 +64,16 @@ ACIS_CTOR(Dist_graph_create_adjacent,
            info, reorder, comm_dist_graph), comm_dist_graph)
 ACIS_CTOR(Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm),
           (intercomm, high, newintracomm), newintracomm)
+
+/* Calls acis runs in MPICH on the communicator's private dup (after a
+ * switch failure, recover.c) take the user's error handler. */
+ACIS_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    int rc = PMPI_Comm_set_errhandler(comm, errhandler);
+    if (rc == MPI_SUCCESS && acis_oc.mode == ACIS_MODE_ACTIVE)
+        acis_comm_errhandler(comm, errhandler);
+    return rc;
+}
 
 ACIS_API int MPI_Comm_free(MPI_Comm *comm)
 {

@@ -87,8 +87,11 @@ static struct acis_hier *setup(struct acis_comm *cs)
     PMPI_Comm_rank(h->node, &h->node_rank);
     PMPI_Comm_size(h->node, &nsize);
     PMPI_Comm_split(cs->comm, h->node_rank == 0 ? 0 : MPI_UNDEFINED, cs->rank, &h->leaders);
-    if (h->leaders != MPI_COMM_NULL)
+    PMPI_Comm_set_errhandler(h->node, MPI_ERRORS_RETURN);   /* C's handler, at the end */
+    if (h->leaders != MPI_COMM_NULL) {
+        PMPI_Comm_set_errhandler(h->leaders, MPI_ERRORS_RETURN);   /* and its dup's */
         PMPI_Comm_rank(h->leaders, &lrank);
+    }
     PMPI_Bcast(&lrank, 1, MPI_INT, 0, h->node);    /* my node's leader's rank in L */
     mine[0] = lrank;
     mine[1] = h->node_rank;
@@ -135,14 +138,15 @@ static struct acis_hier *hier_of(struct acis_comm *cs)
  * (recover.c) it fails on every leader alike; the error goes through C's
  * handler (by default the job ends there), and the node step still runs
  * so no rank of the node waits forever -- with MPI_ERRORS_RETURN those
- * ranks do not learn of it (docs/reliability.md). */
-static int leaders_call(struct acis_call *lc, MPI_Comm c)
+ * ranks do not learn of it (docs/reliability.md).  N and L return errors
+ * (MPI_ERRORS_RETURN) and acis_hier_run raises them on C. */
+static int leaders_call(struct acis_call *lc)
 {
     acis_reason_t r = acis_select(lc);
     if (r == ACIS_REASON_NONE)
         return acis_offload_flat(lc);
     if (r == ACIS_REASON_BROKEN)
-        return acis_raise(c, MPI_ERR_INTERN);
+        return MPI_ERR_INTERN;
     return lc->failed_over ? acis_call_redo(lc) : acis_call_pmpi(lc);
 }
 
@@ -158,7 +162,7 @@ static int allreduce(const struct acis_call *c, const struct acis_hier *h)
         struct acis_call lc = { .coll = ACIS_COLL_ALLREDUCE, .sbuf = MPI_IN_PLACE,
                                 .rbuf = c->rbuf, .scount = c->scount, .stype = c->stype,
                                 .op = c->op, .comm = h->leaders, .inner = 1 };
-        rc = leaders_call(&lc, c->comm);
+        rc = leaders_call(&lc);
     }
     int rn = PMPI_Bcast(c->rbuf, c->scount, c->stype, 0, h->node);
     return rc == MPI_SUCCESS ? rn : rc;
@@ -175,7 +179,7 @@ static int bcast(const struct acis_call *c, const struct acis_comm *cs, const st
         struct acis_call lc = { .coll = ACIS_COLL_BCAST, .sbuf = c->rbuf, .rbuf = c->rbuf,
                                 .scount = c->scount, .stype = c->stype, .root = root_leader,
                                 .comm = h->leaders, .inner = 1 };
-        rc = leaders_call(&lc, c->comm);
+        rc = leaders_call(&lc);
     }
     if (!here) {
         int rn = PMPI_Bcast(c->rbuf, c->scount, c->stype, 0, h->node);
@@ -189,7 +193,7 @@ static int barrier(const struct acis_call *c, const struct acis_hier *h)
     int rc = PMPI_Barrier(h->node);                   /* everyone here has entered */
     if (rc == MPI_SUCCESS && h->node_rank == 0) {
         struct acis_call lc = { .coll = ACIS_COLL_BARRIER, .comm = h->leaders, .inner = 1 };
-        rc = leaders_call(&lc, c->comm);              /* ... and on every node */
+        rc = leaders_call(&lc);              /* ... and on every node */
     }
     int rn = PMPI_Barrier(h->node);
     return rc == MPI_SUCCESS ? rn : rc;
@@ -208,5 +212,7 @@ int acis_hier_run(struct acis_call *c, int *rc)
     ACIS_COUNT(hier_calls, 1);
     *rc = c->coll == ACIS_COLL_ALLREDUCE ? allreduce(c, h)
           : c->coll == ACIS_COLL_BCAST ? bcast(c, c->cs, h) : barrier(c, h);
+    if (*rc != MPI_SUCCESS)
+        *rc = acis_raise(c->comm, *rc);       /* a step's error, through C's handler */
     return 1;
 }

@@ -88,14 +88,18 @@ static void release(struct acis_exec *x)
     acis_comm_drop(x->c.cs);
 }
 
-/* The call was redone in MPICH: is MPICH's request done? */
+/* The call was redone in MPICH: is MPICH's request done?  Its error, if
+ * any (the dup returns errors only under the user's MPI_ERRORS_RETURN),
+ * becomes the call's. */
 static int inner_done(struct acis_exec *x, int wait)
 {
     int flag = 1;
-    if (wait)
-        PMPI_Wait(&x->inner, MPI_STATUS_IGNORE);
-    else
-        PMPI_Test(&x->inner, &flag, MPI_STATUS_IGNORE);
+    int rc = wait ? PMPI_Wait(&x->inner, MPI_STATUS_IGNORE)
+                  : PMPI_Test(&x->inner, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        flag = 1;
+        x->err = rc;
+    }
     if (flag)
         x->phase = ACIS_PHASE_DONE;
     return flag;

@@ -473,20 +473,13 @@ static pthread_mutex_t redo_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
  * calls, and only those, in call order on cs's private dup, so their
  * order against the collectives MPICH runs on the user's communicator
  * anyway (MPI_Ialltoall, an Igatherv) does not depend on when each member
- * learns of the failure or starts what it must redo.  The dup takes the
- * user's error handler, which applies to the call.  Without a dup (its
- * MPI_Comm_dup failed under MPI_ERRORS_RETURN) the user's communicator. */
+ * learns of the failure or starts what it must redo.  The dup has the
+ * user's error handler (MPI_Comm_set_errhandler sets both, comm_life.c);
+ * a handler is given the dup as its communicator.  Every member with a
+ * row has the dup (ct.c); the user's communicator only if it did not. */
 static MPI_Comm redo_comm(const struct acis_comm *cs)
 {
-    MPI_Comm user = acis_comm_handle(cs);
-    MPI_Errhandler eh;
-    if (cs->shadow == MPI_COMM_NULL || user == cs->shadow)
-        return user;                    /* the user freed it: the dup keeps its handler */
-    if (PMPI_Comm_get_errhandler(user, &eh) == MPI_SUCCESS) {
-        PMPI_Comm_set_errhandler(cs->shadow, eh);
-        PMPI_Errhandler_free(&eh);
-    }
-    return cs->shadow;
+    return cs->shadow != MPI_COMM_NULL ? cs->shadow : acis_comm_handle(cs);
 }
 
 int acis_call_redo(const struct acis_call *c)
@@ -527,7 +520,9 @@ void acis_redo_drain(struct acis_comm *cs)
         acis_exec_drop(x);
         x->c.req = &x->inner;
         x->c.comm = redo_comm(x->c.cs);
-        acis_call_pmpi(&x->c);
+        x->inner = MPI_REQUEST_NULL;
+        if ((x->err = acis_call_pmpi(&x->c)) != MPI_SUCCESS)
+            x->inner = MPI_REQUEST_NULL;        /* failed at the start: done */
         ACIS_COUNT(redone, 1);
         atomic_store(&x->redo, 2);
         atomic_fetch_sub(&acis_oc.redo_pending, 1);

@@ -14,7 +14,11 @@
  * would pair one rank's R with the other's T (wrong data, a truncation
  * error, or a hang).  Every result must equal its expected value, every
  * call must succeed, and the counters must show R redone on every even
- * rank and failed over (reason device_failed) on every odd one.
+ * rank and failed over (reason device_failed) on every odd one.  Then, on
+ * every rank in MPICH: the same mix again; a truncated bcast, which must
+ * return an error through d's handler (MPI_ERRORS_RETURN, set after d was
+ * set up with the switch) somewhere and end nobody; an Iallreduce
+ * completed after d is freed.
  *
  * With --hier=1 (MPIR_CVAR_OFFLOAD_HIERARCHY=node and two fake nodes) every
  * rank then calls a blocking MPI_Allreduce H on d before it waits: an even
@@ -91,7 +95,6 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_dup(MPI_COMM_WORLD, &d);
-    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
     t = malloc((size_t)size * NT * sizeof *t);
     tr = malloc((size_t)size * NT * sizeof *tr);
     if (!t || !tr || size < 2) {
@@ -108,6 +111,7 @@ int main(int argc, char **argv)
     x = rank + 1;
     MPI_Allreduce(&x, &xr, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     check(stat_of(ACIS_COLL_ALLREDUCE, -1) == 2, "the first allreduces were not offloaded");
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);     /* after d's dup was made */
 
     if (rank == 0) {
         const char *pid = getenv("ACIS_TEST_SWITCH_PID");
@@ -172,7 +176,22 @@ int main(int argc, char **argv)
     check(MPI_Waitall(2, rq, st) == MPI_SUCCESS, "waiting for R2 and T2");
     check(sum_ok(rr, NR, 4), "R2's result");
     check(x == (int64_t)size * (size + 1) / 2, "A2's result");
+
+    /* an erroneous bcast (the root sends more than the others take) fails
+     * in MPICH through d's handler, MPI_ERRORS_RETURN, on some rank (through
+     * the hierarchy, a rank fed by a truncated leader gets no error): not
+     * the dup's or a node communicator's default, which ends the job */
+    int64_t bb[2 * NT] = { 0 };
+    int bad = MPI_Bcast(bb, rank == 0 ? 2 * NT : NT, MPI_INT64_T, 0, d) != MPI_SUCCESS, nbad;
+    PMPI_Allreduce(&bad, &nbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    check(rank != 0 || (!bad && nbad > 0), "the truncated bcast failed nowhere, or at its root");
+
+    /* d freed while a failed-over call is pending */
+    fill(rv, NR, 5);
+    check(MPI_Iallreduce(rv, rr, NR, MPI_INT64_T, MPI_SUM, d, &rq[0]) == MPI_SUCCESS, "R3");
     MPI_Comm_free(&d);
+    check(MPI_Wait(&rq[0], &st[0]) == MPI_SUCCESS, "waiting for R3 after freeing d");
+    check(sum_ok(rr, NR, 5), "R3's result");
 
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
