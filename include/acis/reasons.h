@@ -23,3 +23,4 @@ ACIS_REASON(MSG_SIZE,        "message larger than MPIR_CVAR_OFFLOAD_MAX_MSG_SIZE
 ACIS_REASON(VECTOR_COUNTS,   "per-rank counts not supported by the switch for this collective")
 ACIS_REASON(DEVICE_FAILED,   "the switch stopped answering; this communicator went back to software")
 ACIS_REASON(BROKEN,          "after its switch failed the ranks could not finish a collective: calls acis would offload on this communicator return MPI_ERR_INTERN")
+ACIS_REASON(NOT_SET_UP,      "nonblocking collective before the communicator's first blocking one, which sets it up (MPIR_CVAR_OFFLOAD_COMM_SETUP=eager sets it up at creation)")

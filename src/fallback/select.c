@@ -198,7 +198,14 @@ acis_reason_t acis_select(struct acis_call *c)
         };
         r = acis_policy(&in);
         if (r == ACIS_REASON_NONE) {
-            r = acis_comm_ready(cs);           /* collective the first time */
+            /* The set-up is a blocking collective: a nonblocking call must
+             * return without waiting for the others, so only a blocking
+             * one sets a communicator up (or its creation, when eager).
+             * The state changes only there, so every member agrees. */
+            if (cs->state == ACIS_CT_UNKNOWN && in.form == ACIS_FORM_NONBLOCKING)
+                r = ACIS_REASON_NOT_SET_UP;
+            else
+                r = acis_comm_ready(cs);       /* collective the first time */
             if (cs->no_scan && (c->kind == ACIS_K_SCAN || c->kind == ACIS_K_EXSCAN))
                 r = ACIS_REASON_NOT_OFFLOADABLE; /* no switch of a fabric has prefixes,
                                                     whatever became of the row since */

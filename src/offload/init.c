@@ -91,11 +91,11 @@ static int start(void)
                        ? ACIS_MODE_OFF : ACIS_MODE_ACTIVE;
     acis_oc.eager = acis_fb.device_ok && acis_oc.mode == ACIS_MODE_ACTIVE &&
                     ACIS_CV(OFFLOAD_COMM_SETUP) == ACIS_SETUP_EAGER;
-    if (acis_oc.eager) {
-        struct acis_comm *cs = acis_comm_get(MPI_COMM_WORLD);
-        if (cs && cs->size > 1)
-            acis_comm_ready(cs);
-    }
+    /* MPI_COMM_WORLD's row now, lazy or not: every rank is here, and a
+     * program whose first collective on it is nonblocking offloads it
+     * (only blocking calls set communicators up, select.c). */
+    if (acis_fb.device_ok && acis_oc.mode == ACIS_MODE_ACTIVE)
+        acis_comm_reason(MPI_COMM_WORLD);
     return MPI_SUCCESS;
 }
 

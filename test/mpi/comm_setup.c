@@ -1,9 +1,12 @@
 /* comm_setup.c -- communicator table rows over a communicator's life: made
- * lazily at the first collective (or at creation with
- * MPIR_CVAR_OFFLOAD_COMM_SETUP=eager), given back after MPI_Comm_free once every member is done, reused
- * by later communicators far beyond the table's capacity, and refused
- * consistently on every member when the table is full.  Row counts are
- * read from the switch itself.
+ * lazily at the first blocking collective (or at creation with
+ * MPIR_CVAR_OFFLOAD_COMM_SETUP=eager), given back after MPI_Comm_free once
+ * every member is done, reused by later communicators far beyond the
+ * table's capacity, and refused consistently on every member when the
+ * table is full.  Row counts are read from the switch itself.  A
+ * nonblocking collective before a communicator's first blocking one
+ * returns without waiting for the other members (lazily it runs in
+ * MPICH, reason not_set_up).
  *
  * usage: comm_setup [--eager] */
 #include <stdio.h>
@@ -21,6 +24,13 @@ static void check(int ok, const char *what)
         failures++;
         fprintf(stderr, "comm_setup[%d]: FAIL %s\n", rank, what);
     }
+}
+
+static struct acis_coll_stats stats(acis_coll_t coll)
+{
+    struct acis_coll_stats s;
+    acis_get_stats(coll, &s);
+    return s;
 }
 
 static long rows(void)
@@ -70,6 +80,36 @@ int main(int argc, char **argv)
     check(rows() == base + 1, "a row after the first collective");
     MPI_Comm_free(&dup);
     check(rows_settled(base) == base, "MPI_Comm_free did not give the row back");
+
+    /* Starting a nonblocking collective is local: rank i starts one on a
+     * new communicator, then lets rank i+1 go on, which only then starts
+     * its own.  Waiting there for the others to set the row up hung.
+     * Lazily it runs in MPICH; the next blocking call sets the row up. */
+    MPI_Comm nb;
+    MPI_Request rq;
+    int token = 0;
+    struct acis_coll_stats s0 = stats(ACIS_COLL_IALLREDUCE), s1;
+    MPI_Comm_dup(MPI_COMM_WORLD, &nb);
+    if (rank > 0)
+        PMPI_Recv(&token, 1, MPI_INT, rank - 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, nb, &rq);
+    if (rank + 1 < size)
+        PMPI_Send(&token, 1, MPI_INT, rank + 1, 5, MPI_COMM_WORLD);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    check(r == size, "a nonblocking collective before any blocking one");
+    s1 = stats(ACIS_COLL_IALLREDUCE);
+    check(eager ? s1.offloaded == s0.offloaded + 1
+                : s1.by_reason[ACIS_REASON_NOT_SET_UP] == s0.by_reason[ACIS_REASON_NOT_SET_UP] + 1,
+          eager ? "eager: the first Iallreduce was not offloaded"
+                : "lazy: the first Iallreduce did not run in MPICH for reason not_set_up");
+    MPI_Barrier(nb);                        /* sets the row up */
+    MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, nb, &rq);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    check(r == size, "an Iallreduce after the first blocking collective");
+    check(stats(ACIS_COLL_IALLREDUCE).offloaded == s1.offloaded + 1,
+          "an Iallreduce after the first blocking collective was not offloaded");
+    MPI_Comm_free(&nb);
+    check(rows_settled(base) == base, "the nonblocking test's row was not given back");
 
     /* Many more communicators over time than the table has rows. */
     for (unsigned i = 0; i < 3 * si.tables; i++) {

@@ -115,6 +115,8 @@ static void one(int k, int user, int it)
     MPI_Request req;
     int red = k == 2 || k == 3 || k == 10 || k == 11 || k == 12;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Barrier(dup);           /* sets its row up: nonblocking calls before the
+                                   first blocking one run in MPICH */
     MPI_Type_dup(red ? MPI_INT : vec, &t);      /* MPICH: no MPI_SUM on derived types */
     if (user)
         MPI_Op_create(user_max, 1, &op);

@@ -93,6 +93,8 @@ static void many_comms_testall(void)
     MPI_Comm dup, half;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Barrier(dup);           /* sets the rows up: nonblocking calls before */
+    MPI_Barrier(half);          /* the first blocking one run in MPICH */
     int hs, hr;
     MPI_Comm_size(half, &hs);
     MPI_Comm_rank(half, &hr);

@@ -303,8 +303,11 @@ int main(int argc, char **argv)
                rounds, PER_ROUND, window);
     shared_rng = seed;
     local_rng = seed * 31 + (uint64_t)rank + 1;
-    for (int c = 0; c < NCOMM; c++)
+    for (int c = 0; c < NCOMM; c++) {
         MPI_Comm_dup(MPI_COMM_WORLD, &comms[c]);
+        MPI_Barrier(comms[c]);  /* sets its row up: nonblocking calls before the
+                                   first blocking one run in MPICH */
+    }
     acis_reset_stats();
 
     int counted[K_NKIND] = { 0 };

@@ -130,10 +130,10 @@ static void iteration(int it, MPI_Comm w, MPI_Comm d, int kill_now, int settled)
     PMPI_Scan(x, yr, 8, MPI_INT64_T, MPI_SUM, d);
     check(!r || same(y, yr, sizeof y), "scan", it);
     int counts[16], displs[16], n = 0;
-    for (int r = 0; r < size; r++) {
-        counts[r] = 1 + (r + it) % 3;
-        displs[r] = n;
-        n += counts[r];
+    for (int q = 0; q < size; q++) {
+        counts[q] = 1 + (q + it) % 3;
+        displs[q] = n;
+        n += counts[q];
     }
     fill(x, counts[rank], it, 6);
     r = ok(MPI_Gatherv(x, counts[rank], MPI_INT64_T, g, counts, displs, MPI_INT64_T, root, w));
