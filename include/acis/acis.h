@@ -133,8 +133,9 @@ const char *acis_reason_name(acis_reason_t reason);
 const char *acis_reason_text(acis_reason_t reason);
 
 /* Whether collectives on comm can be offloaded.  Returns 1 if comm has a
- * switch table entry (built now if the table is built lazily; collective
- * over comm in that case), 0 if not, and then *why (if not NULL) says why. */
+ * switch table entry (built now if it has none yet: collective over comm,
+ * every member must call it), 0 if not, and then *why (if not NULL) says
+ * why. */
 int acis_comm_offloaded(MPI_Comm comm, acis_reason_t *why);
 
 #ifdef __cplusplus

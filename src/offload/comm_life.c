@@ -2,7 +2,10 @@
  * so that with MPIR_CVAR_OFFLOAD_COMM_SETUP=eager a new communicator gets
  * its switch table row as it is created (every member is in the call, so
  * the collective set-up is safe there; in the default lazy mode they pass
- * straight to MPICH after one branch).  MPI_Comm_free: no barrier; the
+ * straight to MPICH after one branch).  Not MPI_Comm_idup: the set-up
+ * would wait for the members inside a nonblocking call; such a
+ * communicator is set up at its first blocking collective.
+ * MPI_Comm_free: no barrier; the
  * communicator's state outlives the handle until every member is done with
  * its row (src/commtable/comm.c), which this call moves along.
  * MPI_Comm_set_errhandler: the communicator's private dup gets the same. */
@@ -62,6 +65,10 @@ ACIS_CTOR(Dist_graph_create_adjacent,
            int reorder, MPI_Comm *comm_dist_graph),
           (comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights,
            info, reorder, comm_dist_graph), comm_dist_graph)
+ACIS_CTOR(Comm_create_from_group,
+          (MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+           MPI_Comm *newcomm),
+          (group, stringtag, info, errhandler, newcomm), newcomm)
 ACIS_CTOR(Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm),
           (intercomm, high, newintracomm), newintracomm)
 

@@ -57,8 +57,9 @@ verdict "one rank abstaining" $?
 grep -q ', 0 on the short path' "$TMPD/out" && fail "one rank abstaining: no short path"
 grep -q ', 0 returned early' "$TMPD/out" && fail "one rank abstaining: no early return"
 
-# Seed 5 at 4 ranks refuses MPI_COMM_WORLD and the reversed communicator
-# and keeps the dup: part of the calls offloaded, part not.
+# Seed 5 at 4 ranks keeps one of soak's three communicators and refuses
+# the other two (which ones follows the order of the set-ups, and
+# MPI_COMM_WORLD's is at MPI_Init): part of the calls offloaded, part not.
 unset MPIR_CVAR_OFFLOAD_FAULT_NOMEM
 for dev in shm udp; do
     note "soak, $dev, 4 ranks, 30 % of communicator set-ups without memory"

@@ -84,12 +84,17 @@ int main(int argc, char **argv)
     /* Starting a nonblocking collective is local: rank i starts one on a
      * new communicator, then lets rank i+1 go on, which only then starts
      * its own.  Waiting there for the others to set the row up hung.
-     * Lazily it runs in MPICH; the next blocking call sets the row up. */
+     * Lazily it runs in MPICH; the next blocking call sets the row up.
+     * The communicator comes from MPI_Comm_create_from_group (eager: set
+     * up there). */
     MPI_Comm nb;
+    MPI_Group wg;
     MPI_Request rq;
     int token = 0;
     struct acis_coll_stats s0 = stats(ACIS_COLL_IALLREDUCE), s1;
-    MPI_Comm_dup(MPI_COMM_WORLD, &nb);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_create_from_group(wg, "acis.comm_setup", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &nb);
+    MPI_Group_free(&wg);
     if (rank > 0)
         PMPI_Recv(&token, 1, MPI_INT, rank - 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, nb, &rq);
