@@ -4,11 +4,11 @@
  * the collective set-up is safe there; in the default lazy mode they pass
  * straight to MPICH after one branch).  Not MPI_Comm_idup: the set-up
  * would wait for the members inside a nonblocking call; such a
- * communicator is set up at its first blocking collective.
- * MPI_Comm_free: no barrier; the
- * communicator's state outlives the handle until every member is done with
- * its row (src/commtable/comm.c), which this call moves along.
- * MPI_Comm_set_errhandler: the communicator's private dup gets the same. */
+ * communicator is set up at its first blocking collective.  MPI_Comm_free:
+ * no barrier; the communicator's state outlives the handle until every
+ * member is done with its row (src/commtable/comm.c), which this call
+ * moves along.  MPI_Comm_set_errhandler: the communicator's private dup
+ * gets the same. */
 #include "config.h"
 
 #include "offload/offload.h"

@@ -193,7 +193,7 @@ static int barrier(const struct acis_call *c, const struct acis_hier *h)
     int rc = PMPI_Barrier(h->node);                   /* everyone here has entered */
     if (rc == MPI_SUCCESS && h->node_rank == 0) {
         struct acis_call lc = { .coll = ACIS_COLL_BARRIER, .comm = h->leaders, .inner = 1 };
-        rc = leaders_call(&lc);              /* ... and on every node */
+        rc = leaders_call(&lc);                       /* ... and on every node */
     }
     int rn = PMPI_Barrier(h->node);
     return rc == MPI_SUCCESS ? rn : rc;
