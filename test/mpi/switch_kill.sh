@@ -4,8 +4,10 @@
 # counters), then restarted on the same address: a new communicator uses it
 # again.  Then a switch that goes silent (SIGSTOP: found by the timeout, not
 # by a refused socket) at 2 ranks with MPIR_CVAR_OFFLOAD_REJOIN=never: new
-# communicators stay in MPICH.  A hang fails the test through run_mpi's
-# time limit.
+# communicators stay in MPICH.  Then communicators that break, and calls
+# redone or failed over after a kill against MPICH's own Ialltoall
+# (redo_order.c, 2 and 4 ranks, and 4 on two fake nodes).  A hang fails the
+# test through run_mpi's time limit.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 # restart_when_dead PID LISTEN TAG: in the background, start a new switch on
@@ -70,7 +72,7 @@ shown 5 "broken communicators" 'return MPI_ERR_INTERN from now on'
 # communicator itself must not depend on when each rank learnt of the
 # failure (redo_order.c); with the node hierarchy on two fake nodes, a
 # blocking allreduce keeps its shape across the move.  On the user's
-# communicator the first run hangs.
+# communicator the 2-rank and the hierarchy runs hung.
 for run in 2:0 4:0 4:1; do
     np=${run%:*} hier=${run#*:} tag=$((10 + ${run%:*} + 10 * ${run#*:}))
     note "redone calls and MPICH's own, $np ranks, hierarchy $hier"
