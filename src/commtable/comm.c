@@ -139,20 +139,30 @@ void acis_commtable_finalize(void)
     acis_ct.rows = 0;
 }
 
-struct acis_comm *acis_comm_get(MPI_Comm comm)
+/* comm's state if it has one (its attribute), else NULL. */
+static struct acis_comm *find(MPI_Comm comm)
 {
     void *val;
     int found = 0;
+    if (acis_ct.keyval == MPI_KEYVAL_INVALID ||
+        PMPI_Comm_get_attr(comm, acis_ct.keyval, &val, &found) != MPI_SUCCESS || !found)
+        return NULL;
+    return val;
+}
+
+struct acis_comm *acis_comm_get(MPI_Comm comm)
+{
     if (acis_ct.keyval == MPI_KEYVAL_INVALID)
         return NULL;
     struct acis_comm *last = acis_ct.last;
     if (last && last->comm == comm && !acis_ct.threaded)
         return last;                    /* the same communicator as last time */
-    if (PMPI_Comm_get_attr(comm, acis_ct.keyval, &val, &found) == MPI_SUCCESS && found) {
-        acis_ct.last = val;
-        return val;
+    struct acis_comm *cs = find(comm);
+    if (cs) {
+        acis_ct.last = cs;
+        return cs;
     }
-    struct acis_comm *cs = calloc(1, sizeof *cs);
+    cs = calloc(1, sizeof *cs);
     if (!cs)
         return NULL;
     cs->comm = comm;
@@ -171,13 +181,8 @@ struct acis_comm *acis_comm_get(MPI_Comm comm)
 
 void acis_comm_errhandler(MPI_Comm comm, MPI_Errhandler eh)
 {
-    void *val;
-    int found = 0;
-    if (acis_ct.keyval == MPI_KEYVAL_INVALID ||
-        PMPI_Comm_get_attr(comm, acis_ct.keyval, &val, &found) != MPI_SUCCESS || !found)
-        return;
-    struct acis_comm *cs = val;
-    if (cs->shadow != MPI_COMM_NULL)
+    struct acis_comm *cs = find(comm);  /* none made here: no state, no dup */
+    if (cs && cs->shadow != MPI_COMM_NULL)
         PMPI_Comm_set_errhandler(cs->shadow, eh);
 }
 

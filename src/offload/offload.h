@@ -168,8 +168,9 @@ int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct ac
  * communicator whose switch failed from the members' own packets, and
  * deciding when every member goes to MPICH (device lock held); reading
  * replies (device lock held); waiting for them; issuing the MPICH calls
- * of abandoned collectives in order (no lock held; before any other MPICH
- * collective on the communicator). */
+ * of abandoned collectives in order, on the communicator's dup (no lock
+ * held; before any later call on the dup, and whenever a rank next enters
+ * acis for that communicator, so that they start soon). */
 size_t acis_fix_serve(void *arg, const struct acis_hdr *ask, uint8_t *reply);
 int acis_fix_progress(struct acis_coff *co);
 int acis_fix_input(void);
