@@ -77,6 +77,11 @@ int acis_fault_nomem_setup(void)
     return fault_draw((uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM_SETUP));
 }
 
+int acis_fault_nomem_request(void)
+{
+    return fault_draw((uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM_REQUEST));
+}
+
 /* This rank cannot have its data in wire form (no memory, or MPICH would
  * not pack it), after every member decided to offload.  Leaving the call
  * would leave the others waiting for its packets; so it takes part

@@ -199,13 +199,29 @@ int acis_nb_init(void)
                                        &acis_oc.nb_class) == MPI_SUCCESS ? 0 : -1;
 }
 
+/* No memory for the call's own state or for its request: every other
+ * member has offloaded the call and will wait for this rank's packets, so
+ * failing here alone would leave them waiting.  The call runs to its end
+ * now, as a blocking one does (or goes to MPICH with the others), and
+ * the caller gets MPI_REQUEST_NULL (or MPICH's request).  Starting is no
+ * longer local then: a program whose peers start the call only after a
+ * message this rank sends after starting it would wait -- only when out
+ * of memory (docs/reliability.md). */
+static int run_now(const struct acis_call *c, const char *why)
+{
+    acis_log(1, "%s: %s; the call completes before it returns", acis_coll_name(c->coll), why);
+    struct acis_exec x = { .c = *c };
+    *c->req = MPI_REQUEST_NULL;
+    int rc = acis_exec_run(&x);
+    acis_dev_leave();
+    return rc;
+}
+
 int acis_nb_start(const struct acis_call *c)
 {
     struct acis_exec *x = calloc(1, sizeof *x);
-    if (!x) {
-        acis_log(0, "%s: out of memory; the call returns an error", acis_coll_name(c->coll));
-        return acis_raise(c->comm, MPI_ERR_NO_MEM);
-    }
+    if (!x)
+        return run_now(c, "no memory for its state");
     x->c = *c;
     int rc = acis_exec_link(x);
     if (rc != 0) {                           /* the communicator went to MPICH */
@@ -214,12 +230,11 @@ int acis_nb_start(const struct acis_call *c)
             return acis_call_broken(c);
         return acis_call_redo(c);
     }
-    if (PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
-        acis_log(0, "%s: cannot allocate a request; the call returns an error",
-                 acis_coll_name(c->coll));
+    if (acis_fault_nomem_request() ||
+        PMPIX_Grequest_class_allocate(acis_oc.nb_class, x, c->req) != MPI_SUCCESS) {
         acis_exec_unlink(x);
         free(x);
-        return acis_raise(c->comm, MPI_ERR_NO_MEM);
+        return run_now(c, "cannot allocate a request");
     }
     x->req = *c->req;
     x->poked = acis_now_ns();

@@ -384,6 +384,9 @@ void acis_disconnect(void);
 /* MPIR_CVAR_OFFLOAD_FAULT_NOMEM_SETUP: 1 if this communicator set-up
  * acts as if acis's state for it could not be allocated (tests). */
 int acis_fault_nomem_setup(void);
+/* MPIR_CVAR_OFFLOAD_FAULT_NOMEM_REQUEST: 1 if this nonblocking call acts
+ * as if MPICH could not allocate its request (tests). */
+int acis_fault_nomem_request(void);
 
 /* Tell src/fallback which entry points have drivers. */
 void acis_run_init(void);

@@ -50,8 +50,8 @@ start_switchd() {
 # run_mpi NP PROGRAM [ARGS...]: run under MPICH's launcher with a time limit
 # so a hang fails the test instead of stalling make check.
 run_mpi() {
-    np=$1; shift
-    timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "$MPIEXEC" -n "$np" "$@"
+    _run_np=$1; shift
+    timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "$MPIEXEC" -n "$_run_np" "$@"
 }
 
 # Only the acis variables a test sets itself may be in the environment.
