@@ -255,10 +255,9 @@ static void drop_held(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use 
 /* Every child gets its range of buf, grouped by range. */
 static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
 {
-    uint32_t n = ct->nchild, *ports = malloc(sizeof(uint32_t) * n);
-    uint8_t *done = calloc(n, 1);
-    if (!ports || !done)
-        goto out;
+    uint32_t n = ct->nchild, *ports = sw->group;
+    uint8_t *done = sw->grouped;
+    memset(done, 0, n);
     for (uint32_t r = 0; r < n; r++) {
         if (done[r])
             continue;
@@ -271,9 +270,6 @@ static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uin
         }
         emit_range(sw, ct, u, slot, ports, k, u->buf, u->rx_off[r], u->rx_len[r], 0);
     }
-out:
-    free(ports);
-    free(done);
 }
 
 /* The fold of members 0..upto of a scan into out (upto < 0: nothing). */

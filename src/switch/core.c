@@ -50,7 +50,9 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
     sw->jobs = calloc(sw->njobs, sizeof *sw->jobs);
     sw->cts = calloc(o->tables, sizeof *sw->cts);
     sw->scratch = sw_alloc(o->payload);
-    if (!sw->ports || !sw->jobs || !sw->cts || !sw->scratch)
+    sw->group = malloc(sizeof(uint32_t) * o->ports);   /* a row's children are ports */
+    sw->grouped = malloc(o->ports);
+    if (!sw->ports || !sw->jobs || !sw->cts || !sw->scratch || !sw->group || !sw->grouped)
         goto nomem;
     SWC(sw, tables_capacity) = o->tables;
     SWC(sw, slots_capacity) = (uint64_t)sw->window * o->tables;
@@ -73,6 +75,8 @@ void acis_sw_destroy(struct acis_sw *sw)
     free(sw->jobs);
     free(sw->cts);
     free(sw->scratch);
+    free(sw->group);
+    free(sw->grouped);
     free(sw);
 }
 

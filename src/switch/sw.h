@@ -137,6 +137,9 @@ struct acis_sw {
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
     uint8_t *scratch;        /* o.payload bytes, aligned: a piece whose
                                 packet buffer is not aligned goes here */
+    uint32_t *group;         /* o.ports entries: the children answered by
+                                one multicast (cgr.c, emit_all) */
+    uint8_t *grouped;        /* o.ports flags: a child has its answer */
     uint8_t up;              /* a parent switch is on ACIS_PORT_UPLINK: rows
                                 are installed by it, segments complete there */
     uint64_t asked_ns;       /* when a segment went up with nothing heard
