@@ -4,10 +4,11 @@
  * returns once its packet is posted: the shared-memory switch copied it,
  * and MPICH's senders return once their data is out too (short.c).  The
  * segment's slot stays taken until every member has posted.  Its answer
- * is taken when the slot is needed again (the short path), before the
- * communicator's next collective through the engine, and at the latest
- * when the communicator's offload state is freed (usually at once: its
- * members have all posted once their closing barrier is done).
+ * is taken when the slot is needed again (the short path) or before the
+ * communicator's next collective through the engine.  One still out when
+ * the communicator's offload state is freed is dropped (engine.c,
+ * coff_free): the members' closing barrier is done, so all have posted,
+ * and the row may be another communicator's by then.
  *
  * An answer that says the members' packets disagreed (they called
  * different collectives) breaks the communicator here: the call that

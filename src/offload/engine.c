@@ -22,11 +22,12 @@
 static void coff_free(void *p)
 {
     struct acis_coff *co = p;
-    /* Early answers: every member has posted once the members' closing
-     * barrier is done, but a communicator without one (its private dup
-     * failed) is freed at once, and its row must outlive the last post. */
-    if (co->nearly && acis_fb.device_ok)
-        acis_early_settle(co, 1);
+    /* Early answers still out are dropped, not waited for: the members'
+     * closing barrier is done (a communicator with a row has its private
+     * dup), so every member has posted and nobody needs them, and another
+     * member may have given the row back already -- a new communicator
+     * can hold it, and the answer would never come (MPICH's coll/bcast
+     * test hung so at 4 ranks on shm). */
     acis_dev_lock();
     for (struct acis_coff **pp = &acis_oc.active; *pp; pp = &(*pp)->next_active)
         if (*pp == co) {

@@ -13,6 +13,10 @@
  *     the engine are used again);
  *   - a broadcast on a dup freed right after the call, before its leaves
  *     have called;
+ *   - a root that frees a communicator with its last answers still out,
+ *     and looks at it again only after another member gave its row back
+ *     and a new communicator took the row (the root must not wait for
+ *     those answers: they are gone);
  *   - a root that changes from call to call.
  * Every value is checked on every rank.  With --expect-early the roots
  * must have returned early (the acis_host_stats counter), so a root that
@@ -181,6 +185,44 @@ static void freed(MPI_Comm comm)
     }
 }
 
+/* The last rank roots broadcasts on a, returns early from them and frees
+ * a first (MPI_Comm_free starts a's closing barrier; MPICH's split and
+ * barrier after it are not acis's, so the root does not look at a again
+ * until the MPI_Barrier at the end).  The others free a later, see the
+ * closing barrier done, give the row back, and b -- the others without
+ * the root -- takes that row and uses it.  Each round uses fewer of a's
+ * slots than the one before, so no later use answers the slot of the
+ * root's last call.  Needs 3 ranks. */
+static void reused(void)
+{
+    int root = size - 1;
+    for (int i = 0; i < 5 && size >= 3; i++) {
+        MPI_Comm a, b;
+        MPI_Comm_dup(MPI_COMM_WORLD, &a);
+        MPI_Barrier(a);                     /* a gets its row */
+        for (int k = 0; k < 25 - 5 * i; k++) {
+            int v = rank == root ? 11 * k + i : -1;
+            MPI_Bcast(&v, 1, MPI_INT, root, a);
+            check(v == 11 * k + i, "bcast on a communicator freed next", i);
+        }
+        if (rank != root)
+            usleep(20000);                  /* the root starts closing a first */
+        MPI_Comm_free(&a);
+        MPI_Comm_split(MPI_COMM_WORLD, rank == root ? MPI_UNDEFINED : 0, rank, &b);
+        if (b != MPI_COMM_NULL) {
+            MPI_Barrier(b);                 /* b gets a's row */
+            for (int k = 0; k < 3; k++) {
+                int v = rank == 0 ? 7 * k + i : -1;
+                MPI_Bcast(&v, 1, MPI_INT, 0, b);
+                check(v == 7 * k + i, "bcast on the communicator that took the row", i);
+            }
+            MPI_Comm_free(&b);
+        }
+        PMPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);        /* the root frees a's state here */
+    }
+}
+
 int main(int argc, char **argv)
 {
     int expect = 0;             /* 1: early returns must be seen; -1: none */
@@ -207,6 +249,7 @@ int main(int argc, char **argv)
     packed_leaves(comm);
     mixed(comm);
     freed(comm);
+    reused();
     bcasts(comm, 1);
     MPI_Comm_free(&comm);
 
