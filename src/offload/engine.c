@@ -344,11 +344,11 @@ void acis_op_wait(struct acis_op *op)
             idle_since = acis_now_ns();
             continue;
         }
+        acis_mpich_poke(&poked);                /* a peer may need our MPICH */
         if (acis_comm_lost(op->cs)) {
             acis_fix_wait();                    /* the members finish it */
             continue;
         }
-        acis_mpich_poke(&poked);
         acis_fault_stall(op);
         if (got < 0 || acis_dev_wait(idle_since) < 0)
             acis_engine_silent(got < 0, idle_since);

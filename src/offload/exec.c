@@ -110,6 +110,18 @@ static void abstain(struct acis_exec *x)
                                                                 : "redoes the call in MPICH");
 }
 
+/* Start x's collective for the phase it is in.  A blocking call that
+ * returns only once it is finished may be where the members agree on
+ * MPICH after a switch failure (recover.c): every member tells it alike,
+ * from the call's form, kind and size. */
+static int start_op(struct acis_exec *x, int phase)
+{
+    x->phase = phase;
+    x->op.blocking = (uint8_t)(acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING &&
+                               !acis_early_kind(x->op.st.kind, x->op.st.total));
+    return acis_op_start(&x->op, x->c.cs);
+}
+
 /* The exchange: an allgather of every rank's 8-byte block size. */
 static int start_sizes(struct acis_exec *x)
 {
@@ -126,8 +138,7 @@ static int start_sizes(struct acis_exec *x)
     x->op.st.dst_len = 8 * (uint64_t)size;
     if (!x->blocks)
         abstain(x);
-    x->phase = ACIS_PHASE_SIZES;
-    return acis_op_start(&x->op, x->c.cs);
+    return start_op(x, ACIS_PHASE_SIZES);
 }
 
 static int overlap(const uint8_t *a, uint64_t al, const uint8_t *b, uint64_t bl)
@@ -243,8 +254,7 @@ static int start_main(struct acis_exec *x)
     if (no_data)
         abstain(x);
     own_block(x);
-    x->phase = ACIS_PHASE_MAIN;
-    int rc = acis_op_start(&x->op, x->c.cs);
+    int rc = start_op(x, ACIS_PHASE_MAIN);
     if (rc == 0 && x->op.st.own_len)
         ACIS_COUNT(own_block, 1);
     return rc;

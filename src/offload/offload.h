@@ -81,6 +81,10 @@ struct acis_op {
     atomic_int failed;        /* the members could not finish it after a
                                  switch failure: the call returns an error */
     uint8_t stalled;          /* MPIR_CVAR_OFFLOAD_FAULT_STALL_MS was applied */
+    uint8_t blocking;         /* its call returns only once it is finished
+                                 (blocking, not an early kind), on every
+                                 member: after a switch failure the members
+                                 may agree on MPICH here (recover.c) */
 };
 
 /* A copy of a packet this rank sent, kept while another member may still

@@ -18,12 +18,20 @@
  *
  * Going to MPICH: a packet carries ACIS_F_LOST when its sender already
  * knew of the failure as it started the collective.  When the first
- * segment of a collective finished this way carries the flag from every
- * member, every member saw the same packets, so all decide alike: MPICH
- * for every later collective on the communicator.  Collectives already
- * started after that one are abandoned and redone in MPICH, in the order
- * they were called.  Collectives are finished one at a time, oldest first,
- * so none can complete before that decision is known. */
+ * segment of a blocking collective finished this way carries the flag
+ * from every member, every member saw the same packets, so all decide
+ * alike: MPICH for every later collective on the communicator.  Only a
+ * blocking call that returns once it is finished (not an early return)
+ * can be that point: no member can have started a later collective in
+ * the switch before it decides, so nothing must be redone in MPICH -- a
+ * redone call needs every member to start it, and a member sitting in
+ * MPICH (MPI_Recv, waiting for a peer that waits for that call) cannot.
+ * Until then every collective, nonblocking ones started after the failure
+ * too, is finished by the members, whose peer services answer even while
+ * they sit in MPICH.  Should collectives after the point be open anyway,
+ * they are abandoned and redone in MPICH, in the order they were called.
+ * Collectives are finished one at a time, oldest first, so none can
+ * complete before that decision is known. */
 #include "config.h"
 
 #include <pthread.h>
@@ -312,7 +320,7 @@ static void feed(struct acis_coff *co, struct fix_case *fc, uint32_t m, const ui
         return;
     }
     struct acis_op *op = fc->op;
-    if (fc->seg == 0 && fc->all_lost) {
+    if (fc->seg == 0 && fc->all_lost && op->blocking) {
         f->stop = 1;
         f->stop_seq = op->st.seq;
     }

@@ -5,9 +5,11 @@
 # again.  Then a switch that goes silent (SIGSTOP: found by the timeout, not
 # by a refused socket) at 2 ranks with MPIR_CVAR_OFFLOAD_REJOIN=never: new
 # communicators stay in MPICH.  Then communicators that break, and calls
-# redone or failed over after a kill against MPICH's own Ialltoall
-# (redo_order.c, 2 and 4 ranks, and 4 on two fake nodes).  A hang fails the
-# test through run_mpi's time limit.
+# finished by the members or failed over after a kill against MPICH's own
+# Ialltoall (redo_order.c, 2 and 4 ranks, and 4 on two fake nodes), and a
+# rank sitting in MPICH while its peer waits for a collective after a kill
+# (failover_away.c, 2 and 4 ranks, and 2 over TCP).  A hang fails the test
+# through run_mpi's time limit.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 # restart_when_dead PID LISTEN TAG: in the background, start a new switch on
@@ -88,4 +90,28 @@ for run in 2:0 4:0 4:1; do
     shown $tag "$np ranks, hierarchy $hier, redo order" 'its switch failed'
     grep -q "redo_order: $np ranks: ok" "$TMPD/out.$tag" ||
         fail "$np ranks, hierarchy $hier, redo order: not ok"
+done
+
+# A rank sitting in MPICH (MPI_Recv) while its peer waits for a collective
+# both started after the failure, before they agreed on MPICH: the members
+# finish it, nothing is redone (failover_away.c).  Were it redone in MPICH
+# it would need that rank to start it there: this hung.  Over TCP, once
+# at 2 ranks (at 4 on 2 cores MPICH's own MPI_Finalize over TCP hangs in
+# about half the runs, with or without acis): MPICH's rendezvous needs
+# the waiting rank to let MPICH move, which it did not while the members
+# finished a collective (hung too).
+for run in 2: 4: 2:self,tcp; do
+    np=${run%%:*} tls=${run#*:} tag=$((30 + np + ${#tls}))
+    note "after the failure, a rank in MPICH while its peer waits, $np ranks${tls:+, UCX_TLS=$tls}"
+    addr=$(start_switchd $tag --listen 127.0.0.1:0) || fail "acis-switchd did not start"
+    ( [ -z "$tls" ] || export UCX_TLS="$tls"
+      ACIS_TEST_SWITCH_PID=$(cat "$TMPD/sw$tag.pid") MPIR_CVAR_OFFLOAD=on \
+          MPIR_CVAR_OFFLOAD_SWITCH=$addr MPIR_CVAR_OFFLOAD_TIMEOUT_MS=1000 \
+          MPIR_CVAR_OFFLOAD_CONNECT_MS=500 MPIR_CVAR_OFFLOAD_REJOIN=never \
+          MPIR_CVAR_OFFLOAD_VERBOSE=1 ACIS_TEST_TIMEOUT=120 \
+          run_mpi "$np" "$TESTS_DIR/failover_away" >"$TMPD/out.$tag" 2>"$TMPD/err.$tag" )
+    rc=$?
+    shown $tag "$np ranks, a rank away in MPICH" 'its switch failed'
+    grep -q "failover_away: $np ranks: ok" "$TMPD/out.$tag" ||
+        fail "$np ranks, a rank away in MPICH: not ok"
 done
