@@ -35,6 +35,8 @@
 
 #include <acis/acis.h>
 
+#include "tdata.h"
+
 #define NS 3000                   /* S: int64 elements (several segments) */
 #define NX 200                    /* X */
 #define NB (1 << 17)              /* the bcast: int64 elements */
@@ -45,30 +47,6 @@ static void check(int ok, const char *what)
 {
     if (!ok && failures++ < 20)
         fprintf(stderr, "failover_away[%d]: FAIL %s\n", rank, what);
-}
-
-static int64_t val(int r, int i, int salt)
-{
-    return (int64_t)(r + 1) * (i % 97 + 1) + salt * 1000;
-}
-
-static void fill(int64_t *v, int n, int salt)
-{
-    for (int i = 0; i < n; i++)
-        v[i] = val(rank, i, salt);
-}
-
-/* v[i] summed over every rank, computed here. */
-static int sum_ok(const int64_t *v, int n, int salt)
-{
-    for (int i = 0; i < n; i++) {
-        int64_t want = 0;
-        for (int r = 0; r < size; r++)
-            want += val(r, i, salt);
-        if (v[i] != want)
-            return 0;
-    }
-    return 1;
 }
 
 /* An even rank sends its odd neighbour NB elements (rendezvous in
@@ -82,12 +60,12 @@ static MPI_Request message_before(int salt)
     MPI_Request q = MPI_REQUEST_NULL;
     int peer = rank % 2 ? rank - 1 : rank + 1;
     if (rank % 2 == 0 && peer < size) {
-        fill(big, NB, salt);
+        tfill64(big, NB, rank, salt);
         PMPI_Isend(big, NB, MPI_INT64_T, peer, 8, MPI_COMM_WORLD, &q);
     } else if (rank % 2) {
         PMPI_Recv(big, NB, MPI_INT64_T, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int i = 0; i < NB; i++)
-            if (big[i] != val(peer, i, salt)) {
+            if (big[i] != tval64(peer, i, salt)) {
                 check(0, "the message before a collective");
                 break;
             }
@@ -103,8 +81,8 @@ static void round_away(MPI_Comm d, int salt)
     MPI_Request rq[3];
     MPI_Status st[3];
     int token = salt, peer = rank % 2 ? rank - 1 : rank + 1;
-    fill(s, NS, salt);
-    fill(x, NX, salt + 1);
+    tfill64(s, NS, rank, salt);
+    tfill64(x, NX, rank, salt + 1);
     rq[2] = message_before(salt + 2);
     check(MPI_Iallreduce(s, sr, NS, MPI_INT64_T, MPI_SUM, d, &rq[0]) == MPI_SUCCESS, "S");
     check(MPI_Iallreduce(x, xr, NX, MPI_INT64_T, MPI_SUM, d, &rq[1]) == MPI_SUCCESS, "X");
@@ -117,8 +95,8 @@ static void round_away(MPI_Comm d, int salt)
         check(token == salt, "the token");
     }
     check(MPI_Waitall(3, rq, st) == MPI_SUCCESS, "waiting for S and X");
-    check(sum_ok(sr, NS, salt), "S's result");
-    check(sum_ok(xr, NX, salt + 1), "X's result");
+    check(tsum64_ok(sr, NS, size, salt), "S's result");
+    check(tsum64_ok(xr, NX, size, salt + 1), "X's result");
 }
 
 static uint64_t stat_of(acis_coll_t coll, int reason)
@@ -182,10 +160,10 @@ int main(int argc, char **argv)
           "Y did not run in MPICH after A");
 
     for (int i = 0; i < NB; i++)
-        b[i] = rank == size - 1 ? val(size - 1, i, 7) : -1;
+        b[i] = rank == size - 1 ? tval64(size - 1, i, 7) : -1;
     check(MPI_Bcast(b, NB, MPI_INT64_T, size - 1, d) == MPI_SUCCESS, "bcast");
     for (int i = 0; i < NB; i++)
-        if (b[i] != val(size - 1, i, 7)) {
+        if (b[i] != tval64(size - 1, i, 7)) {
             check(0, "the bcast's result");
             break;
         }

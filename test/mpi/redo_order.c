@@ -50,30 +50,6 @@ static void check(int ok, const char *what)
         fprintf(stderr, "redo_order[%d]: FAIL %s\n", rank, what);
 }
 
-static int64_t val(int r, int i, int salt)
-{
-    return (int64_t)(r + 1) * (i % 89 + 1) + salt * 1000;
-}
-
-/* v[i] summed over every rank, computed here. */
-static int sum_ok(const int64_t *v, int n, int salt)
-{
-    for (int i = 0; i < n; i++) {
-        int64_t want = 0;
-        for (int r = 0; r < size; r++)
-            want += val(r, i, salt);
-        if (v[i] != want)
-            return 0;
-    }
-    return 1;
-}
-
-static void fill(int64_t *v, int n, int salt)
-{
-    for (int i = 0; i < n; i++)
-        v[i] = val(rank, i, salt);
-}
-
 static uint64_t stat_of(acis_coll_t coll, int reason)
 {
     struct acis_coll_stats s;
@@ -105,9 +81,9 @@ int main(int argc, char **argv)
         t[i] = (int64_t)rank * 100000 + i;
 
     /* both communicators on the switch */
-    fill(s, NS, 1);
+    tfill64(s, NS, rank, 1);
     check(MPI_Allreduce(s, sr, NS, MPI_INT64_T, MPI_SUM, d) == MPI_SUCCESS, "first allreduce");
-    check(sum_ok(sr, NS, 1), "first allreduce's result");
+    check(tsum64_ok(sr, NS, size, 1), "first allreduce's result");
     x = rank + 1;
     MPI_Allreduce(&x, &xr, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     check(stat_of(ACIS_COLL_ALLREDUCE, -1) == 2, "the first allreduces were not offloaded");
@@ -124,8 +100,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < size * NT; i++)
         t[i] = (int64_t)rank * 100000 + i;
 
-    fill(s, NS, 2);
-    fill(rv, NR, 3);
+    tfill64(s, NS, rank, 2);
+    tfill64(rv, NR, rank, 3);
     uint64_t failed0 = stat_of(ACIS_COLL_IALLREDUCE, ACIS_REASON_DEVICE_FAILED);
     struct acis_host_stats h0;
     acis_get_host_stats(&h0);
@@ -153,8 +129,8 @@ int main(int argc, char **argv)
         check(h.hier_calls > h0.hier_calls, "H did not run through the node hierarchy");
     }
     check(MPI_Waitall(3, rq, st) == MPI_SUCCESS, "waiting for S, R and T");
-    check(sum_ok(sr, NS, 2), "S's result");
-    check(sum_ok(rr, NR, 3), "R's result");
+    check(tsum64_ok(sr, NS, size, 2), "S's result");
+    check(tsum64_ok(rr, NR, size, 3), "R's result");
     for (int r = 0; r < size; r++)
         for (int i = 0; i < NT; i++)
             check(tr[r * NT + i] == (int64_t)r * 100000 + rank * NT + i, "T's result");
@@ -167,13 +143,13 @@ int main(int argc, char **argv)
     check(h.switch_failures == 1, "this rank did not see the switch failure once");
 
     /* the same mix once more; after A2 the members agree on MPICH */
-    fill(rv, NR, 4);
+    tfill64(rv, NR, rank, 4);
     check(MPI_Iallreduce(rv, rr, NR, MPI_INT64_T, MPI_SUM, d, &rq[0]) == MPI_SUCCESS, "R2");
     check(MPI_Ialltoall(t, NT, MPI_INT64_T, tr, NT, MPI_INT64_T, d, &rq[1]) == MPI_SUCCESS,
           "T2");
     check(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT64_T, MPI_SUM, d) == MPI_SUCCESS, "A2");
     check(MPI_Waitall(2, rq, st) == MPI_SUCCESS, "waiting for R2 and T2");
-    check(sum_ok(rr, NR, 4), "R2's result");
+    check(tsum64_ok(rr, NR, size, 4), "R2's result");
     check(x == (int64_t)size * (size + 1) / 2, "A2's result");
 
     /* an erroneous bcast (the root sends more than the others take) fails
@@ -186,11 +162,11 @@ int main(int argc, char **argv)
     check(rank != 0 || (!bad && nbad > 0), "the truncated bcast failed nowhere, or at its root");
 
     /* d freed while a failed-over call is pending */
-    fill(rv, NR, 5);
+    tfill64(rv, NR, rank, 5);
     check(MPI_Iallreduce(rv, rr, NR, MPI_INT64_T, MPI_SUM, d, &rq[0]) == MPI_SUCCESS, "R3");
     MPI_Comm_free(&d);
     check(MPI_Wait(&rq[0], &st[0]) == MPI_SUCCESS, "waiting for R3 after freeing d");
-    check(sum_ok(rr, NR, 5), "R3's result");
+    check(tsum64_ok(rr, NR, size, 5), "R3's result");
 
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

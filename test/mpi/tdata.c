@@ -207,3 +207,26 @@ const char *targ(int argc, char **argv, const char *name, const char *dflt)
             return argv[i] + l + 1;
     return dflt;
 }
+
+int64_t tval64(int r, int i, int salt)
+{
+    return (int64_t)(r + 1) * (i % 89 + 1) + (int64_t)salt * 1000;
+}
+
+void tfill64(int64_t *v, int n, int rank, int salt)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = tval64(rank, i, salt);
+}
+
+int tsum64_ok(const int64_t *v, int n, int size, int salt)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t want = 0;
+        for (int r = 0; r < size; r++)
+            want += tval64(r, i, salt);
+        if (v[i] != want)
+            return 0;
+    }
+    return 1;
+}

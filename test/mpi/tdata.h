@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum tkind { TK_SINT, TK_UINT, TK_FLOAT, TK_COMPLEX, TK_BOOL, TK_BYTE, TK_PAIR };
 
@@ -43,6 +44,12 @@ unsigned long long tdigest(const struct ttype *t, const void *p, size_t count);
 
 /* Index of the type named name, or -1. */
 int tfind(const char *name);
+
+/* Int64 data for sums: element i of rank r's vector with pattern salt;
+ * fill v[0..n) with rank's; 1 if v[0..n) is the sum over ranks 0..size-1. */
+int64_t tval64(int r, int i, int salt);
+void tfill64(int64_t *v, int n, int rank, int salt);
+int tsum64_ok(const int64_t *v, int n, int size, int salt);
 
 /* The value of option name ("--name=value") in argv, or dflt. */
 const char *targ(int argc, char **argv, const char *name, const char *dflt);
