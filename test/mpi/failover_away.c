@@ -39,7 +39,7 @@
 
 #define NS 3000                   /* S: int64 elements (several segments) */
 #define NX 200                    /* X */
-#define NB (1 << 17)              /* the bcast: int64 elements */
+#define NB (1 << 17)              /* the messages and the bcast: int64 elements */
 
 static int rank, size, failures;
 
