@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     long long want = atoll(targ(argc, argv, "--bytes", "0"));
     if (want <= 0)
         want = (long long)INT_MAX / size + 4096;          /* the sum passes INT32_MAX */
-    if (want > INT_MAX || (long long)want * size > INT_MAX * 2LL) {
+    if (want > INT_MAX || (long long)want * (size - 1) > INT_MAX) {  /* counts, displs */
         fprintf(stderr, "large: --bytes too large for int counts and displacements\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
