@@ -78,8 +78,8 @@ static void *hearer(void *arg)
     return NULL;
 }
 
-/* The waiter in this thread started three timeouts ago and has taken no
- * packet itself; another thread repeats and is answered all along. */
+/* A waiter in this thread waits for three timeouts and takes no packet
+ * itself; another thread repeats and is answered all along. */
 START_TEST(another_thread_hears)
 {
     pthread_t t;
