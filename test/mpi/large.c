@@ -1,14 +1,19 @@
-/* large.c -- v-variant collectives whose counts sum past INT32_MAX: only
- * the root of a gatherv or scatterv sees that sum, so nothing acis decides
- * may depend on it (a decision only the root saw sent it to MPICH while
- * the others waited in the switch), and every size and offset on the way
- * must be 64-bit.  Each rank's block is N bytes (MPI_CHAR, N just above
- * INT32_MAX / 2 at 2 ranks); the result is checked against a pattern
+/* large.c -- collectives past INT32_MAX bytes.  The v-variants: counts
+ * summing past INT32_MAX, which only the root of a gatherv or scatterv
+ * sees, so nothing acis decides may depend on that sum (a decision only
+ * the root saw sent it to MPICH while the others waited in the switch),
+ * and every size and offset on the way must be 64-bit.  Each rank's block
+ * is N bytes (MPI_CHAR, N just above INT32_MAX / 2 at 2 ranks).  And a
+ * bcast and an allreduce of MPI_INT whose count times 4 passes INT32_MAX
+ * (the collective's CVAR on, so no size limit applies): count * size must
+ * not be int arithmetic anywhere.  Results are checked against patterns
  * computed here (a PMPI copy would need as much memory again), and the
  * counters must show the call offloaded.
  *
- * usage: large --coll=gatherv|scatterv|allgatherv [--bytes=N]
- * (MPIR_CVAR_OFFLOAD=on; about 2 N * ranks bytes of memory per rank) */
+ * usage: large --coll=gatherv|scatterv|allgatherv|bcast|allreduce [--bytes=N]
+ * (MPIR_CVAR_OFFLOAD=on; about 2 N * ranks bytes of memory per rank for
+ * the v-variants, N for bcast, 2 N for allreduce; N defaults to just past
+ * INT32_MAX in all) */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +62,85 @@ static int same(const char *p, int r, size_t n)
     return 1;
 }
 
+/* What the counters say of the one call of id: 1 if offloaded. */
+static int offloaded(acis_coll_t id)
+{
+    struct acis_coll_stats st;
+    acis_get_stats(id, &st);
+    return st.calls == 1 && st.offloaded == 1;
+}
+
+/* Every rank's failures counted, the line printed (bytes: the result
+ * space); the exit status. */
+static int finish(const char *coll, size_t bytes, double t)
+{
+    int bad = 0;
+    PMPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("large: %s, %d ranks, a result of %zu bytes (%.2f GiB), %.1f s: %s\n", coll,
+               size, bytes, (double)bytes / (1 << 30), t, bad ? "FAILED" : "ok");
+    return bad != 0;
+}
+
+/* Element i of rank r's allreduce vector: small enough that the sum over
+ * ranks stays an int. */
+static int elem(size_t i, int r)
+{
+    return (int)(i % 1000003) - 500000 + r * 3;
+}
+
+/* A bcast (rank 0 to all) or an allreduce (MPI_SUM) of n MPI_INT, n * 4
+ * past INT32_MAX unless --bytes says otherwise. */
+static int whole(const char *coll, long long want)
+{
+    int bcast = strcmp(coll, "bcast") == 0;
+    long long n = want > 0 ? want / 4 : (long long)INT_MAX / 4 + 4096;
+    if (n > INT_MAX) {
+        fprintf(stderr, "large: --bytes too large for an int count of MPI_INT\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    size_t cnt = (size_t)n, bytes = cnt * sizeof(int);
+    int *v = malloc(bytes), *sum = bcast ? NULL : malloc(bytes);
+    if (!v || (!bcast && !sum)) {
+        fprintf(stderr, "large[%d]: no memory for %zu bytes\n", rank, bcast ? bytes : 2 * bytes);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (bcast && rank == 0)
+        fill((char *)v, 0, bytes);
+    else if (bcast)
+        memset(v, -1, bytes);
+    else {
+        for (size_t i = 0; i < cnt; i++)
+            v[i] = elem(i, rank);
+        memset(sum, -1, bytes);
+    }
+    check(bytes > INT_MAX, "the message is not past INT32_MAX bytes");
+
+    double t = MPI_Wtime();
+    int rc = bcast ? MPI_Bcast(v, (int)cnt, MPI_INT, 0, MPI_COMM_WORLD)
+                   : MPI_Allreduce(v, sum, (int)cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    t = MPI_Wtime() - t;
+    check(rc == MPI_SUCCESS, "the call failed");
+    if (bcast) {
+        check(same((char *)v, 0, bytes), "the broadcast bytes");
+    } else {
+        size_t wrong = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            int want_i = 0;
+            for (int q = 0; q < size; q++)
+                want_i += elem(i, q);
+            wrong += sum[i] != want_i;
+        }
+        check(wrong == 0, "the sums");
+    }
+    check(offloaded(bcast ? ACIS_COLL_BCAST : ACIS_COLL_ALLREDUCE), "the call was not offloaded");
+    free(v);
+    free(sum);
+    int r = finish(coll, bytes, t);
+    MPI_Finalize();
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -64,6 +148,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *coll = targ(argc, argv, "--coll", "gatherv");
     long long want = atoll(targ(argc, argv, "--bytes", "0"));
+    if (strcmp(coll, "bcast") == 0 || strcmp(coll, "allreduce") == 0)
+        return whole(coll, want);
     if (want <= 0)
         want = (long long)INT_MAX / size + 4096;          /* the sum passes INT32_MAX */
     if (want > INT_MAX || (long long)want * (size - 1) > INT_MAX) {  /* counts, displs */
@@ -74,7 +160,7 @@ int main(int argc, char **argv)
     int gather = strcmp(coll, "gatherv") == 0, scatter = strcmp(coll, "scatterv") == 0;
     int allg = strcmp(coll, "allgatherv") == 0;
     if (!gather && !scatter && !allg) {
-        fprintf(stderr, "large: --coll=gatherv|scatterv|allgatherv\n");
+        fprintf(stderr, "large: --coll=gatherv|scatterv|allgatherv|bcast|allreduce\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int *counts = malloc((size_t)size * sizeof *counts);
@@ -123,19 +209,12 @@ int main(int argc, char **argv)
 
     acis_coll_t id = gather ? ACIS_COLL_GATHERV : scatter ? ACIS_COLL_SCATTERV
                                                           : ACIS_COLL_ALLGATHERV;
-    struct acis_coll_stats st;
-    acis_get_stats(id, &st);
-    check(st.calls == 1 && st.offloaded == 1, "the call was not offloaded");
-
-    int bad = 0;
-    PMPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("large: %s, %d ranks, %zu bytes each (%.2f GiB in all), %.1f s: %s\n", coll,
-               size, n, (double)all / (1 << 30), t, bad ? "FAILED" : "ok");
+    check(offloaded(id), "the call was not offloaded");
     free(counts);
     free(displs);
     free(mine);
     free(every);
+    int r = finish(coll, all, t);
     MPI_Finalize();
-    return bad != 0;
+    return r;
 }
