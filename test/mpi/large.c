@@ -4,7 +4,7 @@
  * the root saw sent it to MPICH while the others waited in the switch),
  * and every size and offset on the way must be 64-bit.  Each rank's block
  * is N bytes (MPI_CHAR, N just above INT32_MAX / 2 at 2 ranks).  And a
- * bcast and an allreduce of MPI_INT whose count times 4 passes INT32_MAX
+ * bcast and an allreduce of MPI_INT64_T whose count times 8 passes INT32_MAX
  * (the collective's CVAR on, so no size limit applies): count * size must
  * not be int arithmetic anywhere.  Results are checked against patterns
  * computed here (a PMPI copy would need as much memory again), and the
@@ -82,25 +82,18 @@ static int finish(const char *coll, size_t bytes, double t)
     return bad != 0;
 }
 
-/* Element i of rank r's allreduce vector: small enough that the sum over
- * ranks stays an int. */
-static int elem(size_t i, int r)
-{
-    return (int)(i % 1000003) - 500000 + r * 3;
-}
-
-/* A bcast (rank 0 to all) or an allreduce (MPI_SUM) of n MPI_INT, n * 4
- * past INT32_MAX unless --bytes says otherwise. */
+/* A bcast (rank 0 to all) or an allreduce (MPI_SUM) of n MPI_INT64_T,
+ * n * 8 past INT32_MAX unless --bytes says otherwise. */
 static int whole(const char *coll, long long want)
 {
     int bcast = strcmp(coll, "bcast") == 0;
-    long long n = want > 0 ? want / 4 : (long long)INT_MAX / 4 + 4096;
+    long long n = want > 0 ? want / 8 : (long long)INT_MAX / 8 + 2048;
     if (n > INT_MAX) {
-        fprintf(stderr, "large: --bytes too large for an int count of MPI_INT\n");
+        fprintf(stderr, "large: --bytes too large for an int count of MPI_INT64_T\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    size_t cnt = (size_t)n, bytes = cnt * sizeof(int);
-    int *v = malloc(bytes), *sum = bcast ? NULL : malloc(bytes);
+    size_t bytes = (size_t)n * sizeof(int64_t);
+    int64_t *v = malloc(bytes), *sum = bcast ? NULL : malloc(bytes);
     if (!v || (!bcast && !sum)) {
         fprintf(stderr, "large[%d]: no memory for %zu bytes\n", rank, bcast ? bytes : 2 * bytes);
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -110,29 +103,20 @@ static int whole(const char *coll, long long want)
     else if (bcast)
         memset(v, -1, bytes);
     else {
-        for (size_t i = 0; i < cnt; i++)
-            v[i] = elem(i, rank);
+        tfill64(v, (int)n, rank, 0);
         memset(sum, -1, bytes);
     }
     check(bytes > INT_MAX, "the message is not past INT32_MAX bytes");
 
     double t = MPI_Wtime();
-    int rc = bcast ? MPI_Bcast(v, (int)cnt, MPI_INT, 0, MPI_COMM_WORLD)
-                   : MPI_Allreduce(v, sum, (int)cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int rc = bcast ? MPI_Bcast(v, (int)n, MPI_INT64_T, 0, MPI_COMM_WORLD)
+                   : MPI_Allreduce(v, sum, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     t = MPI_Wtime() - t;
     check(rc == MPI_SUCCESS, "the call failed");
-    if (bcast) {
+    if (bcast)
         check(same((char *)v, 0, bytes), "the broadcast bytes");
-    } else {
-        size_t wrong = 0;
-        for (size_t i = 0; i < cnt; i++) {
-            int want_i = 0;
-            for (int q = 0; q < size; q++)
-                want_i += elem(i, q);
-            wrong += sum[i] != want_i;
-        }
-        check(wrong == 0, "the sums");
-    }
+    else
+        check(tsum64_ok(sum, (int)n, size, 0), "the sums");
     check(offloaded(bcast ? ACIS_COLL_BCAST : ACIS_COLL_ALLREDUCE), "the call was not offloaded");
     free(v);
     free(sum);

@@ -6,7 +6,7 @@
 # set between a block and the sum: a decision that applied it to what only
 # the root sees sent the root to MPICH while the other rank waited in the
 # switch (tried: the gatherv hung until killed).  Then a bcast and an
-# allreduce of MPI_INT past INT32_MAX bytes (about 4 GiB per rank) on both
+# allreduce of MPI_INT64_T past INT32_MAX bytes (about 4 GiB per rank) on both
 # channels, their CVARs on so no size limit applies: with count * size in
 # int (tried) the bcast hung and the allreduce was refused by the switch.
 # Results are checked and the calls must have been offloaded (large.c).
