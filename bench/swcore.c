@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < (int)(sizeof colls / sizeof *colls); k++)
         if (strcmp(what, colls[k]) == 0)
             c = k;
-    if (c < 0 || P < 1 || P > SIM_MAX_HOSTS || iters < 1 || (c == 0 && bytes % 4))
+    if (c < 0 || P < 1 || P > 65535 || iters < 1 || (c == 0 && bytes % 4))
         goto usage;
     unsigned kind = kinds[c];
     int gathers = kind == ACIS_K_GATHER || kind == ACIS_K_ALLGATHER;
@@ -52,7 +52,8 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     static struct sim s;
-    struct sim_comm *comm = calloc(1, sizeof *comm);
+    struct sim_comm *comm = sim_comm_new(P);
+    o.ports = P > 256 ? (uint32_t)P : o.ports;
     uint8_t *in = calloc((size_t)P, bytes + 1), *out = calloc((size_t)P, total + 1);
     struct sim_member *m = calloc((size_t)P, sizeof *m);
     if (!comm || !in || !out || !m || sim_init(&s, &o) != 0) {
@@ -67,7 +68,6 @@ int main(int argc, char **argv)
         }
         comm->host[r] = r;
     }
-    comm->n = P;
     if (sim_ct_create(&s, comm, 1) != ACIS_ST_OK) {
         fprintf(stderr, "swcore: the switch refused the communicator\n");
         return 1;
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
            "(simulated hosts included), %.1f segments each\n", what, P, bytes, o.payload,
            (double)(t1 - t0) / 1e3 / iters, (double)s.c[ACIS_SWC_segments] / iters);
     sim_fini(&s);
-    free(comm);
+    sim_comm_free(comm);
     free(in);
     free(out);
     free(m);

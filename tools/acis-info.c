@@ -173,7 +173,10 @@ static void node(struct emit *e, const struct acis_cvars *cv)
 }
 
 /* One communicator of p ranks, on the first host ports of the tree: what
- * it costs each switch that holds its row (the most, and all together). */
+ * each switch that holds its row allocates (acis_sw_size: everything a
+ * switch holds is allocated once, when it starts), the most of any, and
+ * its rows all together.  It fits where every such switch can be built
+ * and the hosts are enough. */
 static void row_cost(struct emit *e, const struct acis_sw_opts *o, const uint32_t *parent,
                      const uint32_t *hosts, uint32_t n, long long p)
 {
@@ -183,8 +186,9 @@ static void row_cost(struct emit *e, const struct acis_sw_opts *o, const uint32_
         kids[0] = (uint32_t)p;                   /* a star: one port per rank */
         fits = p <= o->ports;
     }
-    struct acis_sw_row_size r = { 0 }, one;
-    long long held = 0, most = 0, all = 0, worst = 0;
+    struct acis_sw_size most = { 0 }, one;
+    long long held = 0, widest = 0, all = 0, window = -1;
+    char err[256];
     for (uint32_t i = 0; kids && links && i < n; i++)
         if (parent[i] != UINT32_MAX)
             links[parent[i]]++;
@@ -193,24 +197,31 @@ static void row_cost(struct emit *e, const struct acis_sw_opts *o, const uint32_
             continue;
         struct acis_sw_opts so = *o;
         so.ports = n == 1 ? o->ports : hosts[i] + links[i];
-        acis_sw_row_size(&so, kids[i], &one);
+        so.links = n == 1 ? 0 : links[i];
+        acis_sw_size(&so, &one, err, sizeof err);
         held++;
-        most = kids[i] > most ? kids[i] : most;
-        all += (long long)one.state;
-        worst = (long long)one.buffers_worst > worst ? (long long)one.buffers_worst : worst;
-        if (one.state > r.state)
-            r = one;
+        widest = kids[i] > widest ? kids[i] : widest;
+        all += (long long)one.row;
+        if (one.window == 0)
+            fits = 0;
+        if (window < 0 || one.window < window)
+            window = one.window;
+        if (one.total > most.total)
+            most = one;
     }
     emit_obj(e, NULL);
     emit_int(e, "ranks", p);
     emit_bool(e, "fits", fits);
     emit_int(e, "switches", held);
-    emit_int(e, "max_children", most);
-    emit_int(e, "window", r.window);
-    emit_int(e, "state_bytes", (long long)r.state);
+    emit_int(e, "max_children", widest);
+    emit_int(e, "window", window < 0 ? 0 : window);
+    emit_int(e, "state_bytes", (long long)most.row);
     emit_int(e, "state_bytes_all", all);
-    emit_int(e, "buffer_bytes", (long long)r.buffers);
-    emit_int(e, "buffer_bytes_worst", worst);
+    emit_int(e, "job_bytes", (long long)most.job);
+    emit_int(e, "setup_bytes", (long long)most.setup);
+    emit_int(e, "buffer_bytes", (long long)most.pool);
+    emit_int(e, "buffer_bytes_worst", (long long)most.pool);
+    emit_int(e, "switch_bytes", (long long)most.total);
     emit_close(e);
     free(kids);
     free(links);
@@ -229,6 +240,8 @@ static int table(struct emit *e, const struct acis_cvars *cv, const char *topo,
     o.slots = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_SLOTS];
     if (cv->num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD])   /* auto: a fabric is not loopback */
         o.payload = (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_PAYLOAD];
+    o.pool = cv->num[ACIS_CV_OFFLOAD_SWITCH_POOL] ? (uint32_t)cv->num[ACIS_CV_OFFLOAD_SWITCH_POOL]
+                                                  : acis_sw_auto_pool(o.payload);
     uint32_t n, *parent, *hosts;
     char err[256];
     if (acis_fabric_plan(topo, o.ports, &n, &parent, &hosts, err, sizeof err) != 0) {
@@ -245,6 +258,7 @@ static int table(struct emit *e, const struct acis_cvars *cv, const char *topo,
     emit_int(e, "rows", o.tables);
     emit_int(e, "ports", o.ports);
     emit_int(e, "payload", o.payload);
+    emit_int(e, "pool", o.pool);
     emit_arr(e, "per_communicator");
     for (int i = 0; i < (only ? 1 : 5); i++)
         row_cost(e, &o, parent, hosts, n, only ? only : sizes[i]);

@@ -1,6 +1,6 @@
 /* wire.h -- the acis wire protocol, shared by hosts and switches and nothing
  * else.  docs/protocol.md is the byte-level specification; this header is
- * its C form: opcodes, the datatype and operation codes, the 72-byte packet
+ * its C form: opcodes, the datatype and operation codes, the 80-byte packet
  * header, control payloads, switch counters, and the encode/decode functions
  * (src/wire) that both sides use to build and validate packets.
  *
@@ -18,8 +18,8 @@ extern "C" {
 #endif
 
 #define ACIS_WIRE_MAGIC    0x53494341u   /* bytes 'A' 'C' 'I' 'S' */
-#define ACIS_WIRE_VERSION  1
-#define ACIS_HDR_LEN       72
+#define ACIS_WIRE_VERSION  2
+#define ACIS_HDR_LEN       80
 #define ACIS_MAX_PAYLOAD   65000         /* fits one UDP datagram with header */
 #define ACIS_MIN_PAYLOAD   64            /* smallest segment a switch may ask for */
 #define ACIS_NO_RANK       0xffffffffu   /* src of packets sent by a switch */
@@ -58,8 +58,11 @@ enum acis_kind {
     /* between switches of a fabric (child -> parent: up; parent -> child: down) */
     ACIS_K_LINK_JOIN = 26,    /* up: rank src of job_key is below me */
     ACIS_K_LINK_LEAVE = 27,   /* up: rank src left */
-    ACIS_K_CT_INSTALL = 28,   /* down: hold row ctx for these members */
-    ACIS_K_LAST = ACIS_K_CT_INSTALL
+    ACIS_K_CT_INSTALL = 28,   /* down: hold row ctx for the members counted here */
+    /* communicator set-up on a network switch (no member list anywhere) */
+    ACIS_K_CT_JOIN = 29,      /* member -> switch: I am in the communicator being
+                                 set up; child switch -> parent: members below */
+    ACIS_K_LAST = ACIS_K_CT_JOIN
 };
 
 /* Algorithm bits.  FLAT: every member sends one packet per segment and gets
@@ -133,6 +136,10 @@ struct acis_hdr {
     uint64_t total_len;      /* 56 bytes of the result space */
     uint32_t rx_off;         /* 64 part of the segment the sender wants back */
     uint32_t rx_len;         /* 68 */
+    uint32_t member;         /* 72 data packets from a host: the sender's rank in
+                                the communicator (the fold order of floating-point
+                                reductions, a scan's prefix); else 0 */
+    uint32_t reserved;       /* 76 zero */
 };
 
 /* Why a packet was rejected.  X(name, text). */
@@ -150,7 +157,8 @@ struct acis_hdr {
     X(FLAGS, "unknown flags")                                       \
     X(RANGE, "segment or receive range outside the result space")   \
     X(ALIGN, "length not a multiple of the element size")           \
-    X(CHECKSUM, "checksum mismatch")
+    X(CHECKSUM, "checksum mismatch")                                \
+    X(RESERVED, "reserved field not zero")
 
 enum acis_wire_err {
 #define ACIS_X(name, text) ACIS_WERR_##name,
@@ -173,13 +181,27 @@ enum acis_wire_err {
                                     boot (random, drawn when the switch
                                     started: names this switch's contexts) */
 
-/* CT_CREATE: header.seq = request id; payload u32 comm_size, then comm_size
- * u32 global ranks in communicator rank order. */
+/* CT_CREATE (the shared-memory switch only, whose rows live in the job's
+ * own memory): header.seq = request id; payload u32 comm_size, then
+ * comm_size u32 global ranks in communicator rank order. */
 #define ACIS_CT_CREATE_MAX ((ACIS_MAX_PAYLOAD - 4) / 4)
 
-/* CT_REPLY: header.seq echoes, header.root is the requester's global rank
- * (a fabric routes the answer down by it); payload u32 status, ctx, window,
- * max_payload, flags */
+/* CT_JOIN (network switches): every member of a communicator being set up
+ * sends it, repeated until answered by CT_REPLY.  header.seq = the set-up's
+ * id and header.root = the global rank of the communicator's rank 0 (both
+ * the same on every member: with the job key they name the set-up),
+ * header.src = the sender's global rank; payload u32 comm_size, u32 member
+ * (the sender's rank in the communicator).  Between switches (child ->
+ * parent, src ACIS_NO_RANK) the second word is the number of members
+ * counted at the child and below it.  A switch counts members per port
+ * and knows no member list: the top of the tree has them all when its
+ * count reaches comm_size. */
+#define ACIS_CT_JOIN_LEN 8
+
+/* CT_REPLY: header.seq and header.root echo the request's (a CT_JOIN's
+ * answer goes down the tree to every member); payload u32 status, ctx,
+ * window, max_payload, flags.  Child -> parent (confirming CT_INSTALL):
+ * status, ctx, and the levels of switches from the child down. */
 #define ACIS_CT_REPLY_LEN 20
 #define ACIS_CT_REPLY_MIN 16     /* what switches before flags sent */
 #define ACIS_CT_SPANS 1u         /* flags: the row spans linked switches, which
@@ -188,15 +210,25 @@ enum acis_wire_err {
                                     a gather or scatter root for a segment
                                     inside the root's own block (switches
                                     before 2026-11-24 refuse it) */
+#define ACIS_CT_SCAN_SPLIT 4u    /* flags: scan and exscan segments are
+                                    acis_scan_seg_bytes() long (the switch
+                                    keeps every member's piece of a segment
+                                    in one aggregation buffer) */
 
-/* CT_FREE: header.ctx; CT_FREED: header.ctx, header.root as in CT_REPLY,
- * payload u32 status.  Down a fabric, CT_FREE drops the row ctx. */
+/* CT_FREE: header.ctx; CT_FREED: header.ctx, payload u32 status.  A
+ * switch with a parent passes CT_FREE up; the top drops the row and sends
+ * CT_FREE down every link of the row, and the switch the request came in
+ * at answers it once the row is gone there. */
 #define ACIS_STATUS_LEN 4
 
-/* LINK_JOIN: header.src = global rank, header.job_key; payload: */
+/* LINK_JOIN: child -> parent, job header.job_key has ranks at or below the
+ * child (src ACIS_NO_RANK); payload: */
 #define ACIS_LINK_JOIN_LEN 4     /* u32 world_size */
-/* LINK_LEAVE: header.src, header.job_key, no payload.  CT_INSTALL:
- * header.ctx, header.job_key, payload as CT_CREATE's. */
+/* LINK_LEAVE: the job has no rank there any more, no payload.  The parent
+ * confirms either with the same kind and ACIS_F_RESULT (ERROR: it cannot
+ * take the job); the child repeats until confirmed.  CT_INSTALL: header.ctx,
+ * job_key, seq and root of the set-up (as CT_JOIN's); payload: */
+#define ACIS_CT_INSTALL_LEN 4    /* u32 comm_size */
 
 /* Status codes of WELCOME, CT_REPLY and CT_FREED. */
 enum acis_status {
@@ -248,7 +280,7 @@ enum acis_status {
     X(tables_refused, "communicator table requests refused")                 \
     X(slots_in_use, "aggregation slots claimed by table rows")               \
     X(slots_capacity, "aggregation slots")                                   \
-    X(buffer_bytes, "bytes of aggregation buffers allocated")                \
+    X(buffer_bytes, "bytes of the aggregation pool (allocated once)")        \
     X(repeats, "answers sent again for repeated packets")                    \
     X(drop_stale, "dropped: a segment older than the slot's last two")      \
     X(pending, "repeats of waiting segments answered 'pending'")            \
@@ -256,7 +288,11 @@ enum acis_status {
     X(link_up, "segments sent up to the parent switch, combined")            \
     X(link_down, "answers from the parent switch passed down")               \
     X(link_control, "control messages to or from linked switches")           \
-    X(model_ns, "modeled in-network time of the segments completed here, ns")
+    X(model_ns, "modeled in-network time of the segments completed here, ns") \
+    X(hold_full, "pieces ahead of their turn not taken: hold buffers full")  \
+    X(held, "pieces waiting in hold buffers now")                            \
+    X(untiled, "gather segments refused: their pieces did not tile them")    \
+    X(state_bytes, "bytes of the switch's tables (ports, jobs, rows, set-ups)")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,
@@ -305,6 +341,19 @@ uint32_t acis_crc32c(uint32_t crc, const void *buf, size_t len);
  * payload.  Returns ACIS_WERR_OK with *h filled, or the first problem. */
 enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
                                     size_t max_payload, struct acis_hdr *h);
+
+/* Bytes of one scan or exscan segment on a row of `members` members whose
+ * switch keeps every member's piece of a segment in one buffer of payload
+ * bytes (ACIS_CT_SCAN_SPLIT): each piece takes a stride of whole units
+ * (unit: the element size, at least 8), the last unit of which the switch
+ * keeps for itself.  0 when not even one element fits: scans stay in
+ * software.  Hosts and switch compute it alike. */
+static inline uint32_t acis_scan_seg_bytes(uint32_t payload, uint32_t members, size_t es)
+{
+    uint32_t unit = es > 8 ? (uint32_t)es : 8;
+    uint32_t stride = members ? payload / members / unit * unit : 0;
+    return stride > unit ? stride - unit : 0;
+}
 
 /* Little-endian helpers for control payloads. */
 static inline void acis_put32(uint8_t *p, uint32_t v)

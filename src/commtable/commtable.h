@@ -41,6 +41,8 @@ struct acis_comm {
     uint32_t payload;                     /* data bytes per packet */
     int no_scan;                          /* the row spans linked switches:
                                              scans stay in software */
+    int scan_split;                       /* scan segments are split among the
+                                             members (ACIS_CT_SCAN_SPLIT) */
     int own_block;                        /* the switch lets a gather or scatter
                                              root keep its own block at home
                                              (ACIS_CT_OWN_BLOCK) */
@@ -126,6 +128,8 @@ struct acis_commtable_ctx {
                                              of window slots: 0, or -1 (no
                                              memory: every member refuses) */
     void (*off_free)(void *off);          /* frees acis_comm.off */
+    void (*off_window)(void *off, uint32_t window);   /* the row's window, at
+                                             most the one off_new was given */
     atomic_int device_lost;               /* the switch of this epoch failed */
     uint32_t epoch;                       /* switches joined so far, minus
                                              one: rows of an older epoch are

@@ -1,9 +1,12 @@
-/* ct.c -- the switch table row of a communicator.  Built the way the seed
- * design builds CT entries: the members' global ranks (the switch maps
- * them to ports through its forwarding table) are sent once, by the
- * communicator's rank 0; every member then learns the answer and whether
- * any member failed, in one allreduce, so all offload or none does.  The
- * row is claimed at set-up, never in the middle of a collective. */
+/* ct.c -- the switch table row of a communicator.  On a network switch
+ * every member joins (CT_JOIN, with an id rank 0 draws and the members
+ * agree on first, with whether each can take part); the switches count
+ * members per port, so no switch ever needs the member list.  The
+ * shared-memory switch, whose rows live in the job's own memory, takes
+ * the members' global ranks from rank 0 (CT_CREATE).  Either way every
+ * member then learns the answer and whether any member failed, in one
+ * allreduce, so all offload or none does.  The row is claimed at set-up,
+ * never in the middle of a collective. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -16,7 +19,30 @@
  * window: after the MAX both give the largest and the smallest, so every
  * member sees alike whether all made their state for the same window. */
 enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_FLAGS, F_LOCAL_FAIL, F_LOST, F_MY_WIN,
-       F_MY_WIN_NEG, F_COUNT };
+       F_MY_WIN_NEG, F_ID, F_COUNT };
+
+/* The switch's answer to this member into mine (status + 1: 0 is "no
+ * answer" in the MAX that follows), or a local failure. */
+static void ask_switch(const struct acis_comm *cs, uint32_t id, uint32_t *mine)
+{
+    uint32_t st = 0, ctx = 0, win = 0, pl = 0, flags = 0;
+    acis_dev_lock();
+    int rc = acis_dev_joins()
+                 ? acis_dev_ct_join(id, cs->granks[0], (uint32_t)cs->size, (uint32_t)cs->rank,
+                                    &st, &ctx, &win, &pl, &flags)
+                 : acis_dev_ct_create(cs->granks, (uint32_t)cs->size, &st, &ctx, &win, &pl,
+                                      &flags);
+    acis_dev_unlock();
+    if (rc != 0) {
+        mine[F_LOCAL_FAIL] = 1;
+        return;
+    }
+    mine[F_STATUS] = st + 1;
+    mine[F_CTX] = ctx;
+    mine[F_WINDOW] = win;
+    mine[F_PAYLOAD] = pl;
+    mine[F_FLAGS] = flags;
+}
 
 /* Global ranks of comm's members, in comm rank order (local: groups). */
 static uint32_t *member_ranks(const struct acis_comm *cs)
@@ -101,27 +127,23 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     mine[F_LOST] = (uint32_t)lost;
     mine[F_MY_WIN] = acis_dev_info()->window;
     mine[F_MY_WIN_NEG] = UINT32_MAX - mine[F_MY_WIN];
-    if (cs->rank == 0 && !lost && !mine[F_LOCAL_FAIL]) {
-        uint32_t st = 0, ctx = 0, win = 0, pl = 0, flags = 0;
-        acis_dev_lock();
-        int rc = acis_dev_ct_create(cs->granks, (uint32_t)cs->size, &st, &ctx, &win, &pl,
-                                    &flags);
-        acis_dev_unlock();
-        if (rc == 0) {
-            mine[F_STATUS] = st + 1;
-            mine[F_CTX] = ctx;
-            mine[F_WINDOW] = win;
-            mine[F_PAYLOAD] = pl;
-            mine[F_FLAGS] = flags;
-        } else {
+    if (acis_dev_joins()) {
+        /* first agree that every member can join, on rank 0's id */
+        if (cs->rank == 0)
+            mine[F_ID] = acis_dev_request_id();
+        PMPI_Allreduce(mine, all, F_COUNT, MPI_UINT32_T, MPI_MAX, cs->comm);
+        if (!all[F_LOCAL_FAIL] && !all[F_LOST])
+            ask_switch(cs, all[F_ID], mine);
+        else
             mine[F_LOCAL_FAIL] = 1;
-        }
+    } else if (cs->rank == 0 && !lost && !mine[F_LOCAL_FAIL]) {
+        ask_switch(cs, 0, mine);
     }
     PMPI_Allreduce(mine, all, F_COUNT, MPI_UINT32_T, MPI_MAX, cs->comm);
 
     uint32_t row = (all[F_CTX] & 0xffff) - 1;
     int ok = all[F_STATUS] == ACIS_ST_OK + 1 && !all[F_LOCAL_FAIL] && !all[F_LOST] &&
-             row < acis_ct.rows && all[F_WINDOW] == all[F_MY_WIN] &&
+             row < acis_ct.rows && all[F_WINDOW] && all[F_WINDOW] <= all[F_MY_WIN] &&
              UINT32_MAX - all[F_MY_WIN_NEG] == all[F_MY_WIN] &&
              all[F_PAYLOAD] >= ACIS_MIN_PAYLOAD;
     if (!ok) {
@@ -150,8 +172,13 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
                                           finds cs->off by ctx, under the lock */
     cs->ctx = all[F_CTX];
     cs->window = all[F_WINDOW];
+    if (cs->off && acis_ct.off_window)
+        acis_ct.off_window(cs->off, cs->window);
     cs->payload = all[F_PAYLOAD];
-    cs->no_scan = (all[F_FLAGS] & ACIS_CT_SPANS) != 0;
+    cs->scan_split = (all[F_FLAGS] & ACIS_CT_SCAN_SPLIT) != 0;
+    cs->no_scan = (all[F_FLAGS] & ACIS_CT_SPANS) != 0 ||   /* not even the widest
+                                                               element fits a piece */
+                  (cs->scan_split && !acis_scan_seg_bytes(cs->payload, (uint32_t)cs->size, 32));
     cs->own_block = (all[F_FLAGS] & ACIS_CT_OWN_BLOCK) != 0;
     cs->epoch = acis_ct.epoch;
     cs->boot = acis_dev_info()->boot;

@@ -538,6 +538,42 @@ int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
     return 0;
 }
 
+uint32_t acis_dev_request_id(void)
+{
+    uint32_t id = ++acis_dev.req;
+    return id ? id : ++acis_dev.req;
+}
+
+int acis_dev_joins(void)
+{
+    return acis_dev.ops && acis_dev.ops != &acis_chan_shm;
+}
+
+int acis_dev_ct_join(uint32_t id, uint32_t leader, uint32_t n, uint32_t member,
+                     uint32_t *status, uint32_t *ctx, uint32_t *window, uint32_t *payload,
+                     uint32_t *flags)
+{
+    uint8_t hdr[ACIS_HDR_LEN], pl[ACIS_CT_JOIN_LEN];
+    acis_put32(pl, n);
+    acis_put32(pl + 4, member);
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_CT_JOIN, ACIS_ALG_FLAT), .payload_len = sizeof pl,
+        .job_key = acis_dev.key, .seq = id, .src = acis_dev.rank, .root = leader,
+    };
+    acis_hdr_encode(&h, hdr);
+    acis_hdr_seal(hdr, pl, sizeof pl);
+    if (round_trip(&acis_dev, hdr, pl, sizeof pl, ACIS_K_CT_REPLY, id, acis_dev.timeout_ms) != 0)
+        return -1;
+    const uint8_t *r = acis_dev.answer + ACIS_HDR_LEN;
+    *status = acis_get32(r);
+    *ctx = acis_get32(r + 4);
+    *window = acis_get32(r + 8);
+    *payload = acis_get32(r + 12);
+    *flags = acis_dev.answer_len >= ACIS_HDR_LEN + 20 ? acis_get32(r + 16) : 0;
+    return 0;
+}
+
 int acis_dev_ct_free(uint32_t ctx)
 {
     uint8_t hdr[ACIS_HDR_LEN];

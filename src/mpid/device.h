@@ -67,7 +67,17 @@ int acis_dev_spins(void);
 
 void acis_dev_set_deliver(acis_dev_deliver fn, void *arg);
 
-/* Control round trips, retried until the timeout.  0, or -1 on timeout. */
+/* Control round trips, retried until the timeout.  0, or -1 on timeout.
+ * A network switch (acis_dev_joins() 1) sets a row up from every member's
+ * CT_JOIN (id and leader the same on every member, member this one's
+ * rank in the communicator; answered once all joined); the shared-memory
+ * switch from one member list (acis_dev_ct_create, by rank 0). */
+int acis_dev_joins(void);
+/* A fresh request id (never 0), for a set-up rank 0 names. */
+uint32_t acis_dev_request_id(void);
+int acis_dev_ct_join(uint32_t id, uint32_t leader, uint32_t n, uint32_t member,
+                     uint32_t *status, uint32_t *ctx, uint32_t *window, uint32_t *payload,
+                     uint32_t *flags);
 int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
                        uint32_t *ctx, uint32_t *window, uint32_t *payload, uint32_t *flags);
 int acis_dev_ct_free(uint32_t ctx);

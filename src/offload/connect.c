@@ -93,6 +93,8 @@ static struct acis_sw_opts embedded_opts(int local_ranks)
     else if (local_ranks == acis_oc.world_size)
         o.payload = ACIS_MAX_PAYLOAD;
     o.slots = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_SLOTS);
+    o.pool = ACIS_CV(OFFLOAD_SWITCH_POOL) ? (uint32_t)ACIS_CV(OFFLOAD_SWITCH_POOL)
+                                          : acis_sw_auto_pool(o.payload);
     o.tables = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_TABLES);
     o.ports = (uint32_t)ACIS_CV(OFFLOAD_SWITCH_PORTS);
     o.job_rows = o.tables;               /* the job's own switch */

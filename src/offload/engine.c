@@ -82,6 +82,16 @@ void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k)
     e->seg = k;
 }
 
+/* The row has fewer slots than the window coff_new made (a fabric's
+ * row has the smallest window of its switches): use that many, before
+ * anything was sent. */
+static void coff_window(void *p, uint32_t window)
+{
+    struct acis_coff *co = p;
+    if (window && window < co->win.size)
+        co->win.size = window;
+}
+
 /* cs's offload state, made when its row is set up (acis_comm_setup, with
  * the window every row of the switch has), before the members agree: a
  * member short of memory makes the communicator stay in MPICH on all of
@@ -134,6 +144,7 @@ void acis_engine_init(void)
 {
     acis_ct.off_new = coff_new;
     acis_ct.off_free = coff_free;
+    acis_ct.off_window = coff_window;
     acis_dev_set_deliver(deliver, NULL);
 }
 
@@ -158,9 +169,11 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     op->st.ctx = cs->ctx;
     op->st.seq = ++co->seq;
     op->st.src = (uint32_t)acis_oc.world_rank;
+    op->st.member = (uint32_t)cs->rank;
     op->st.job_key = acis_oc.job_key;
     op->st.lost = (uint8_t)acis_comm_lost(cs);
-    op->st.seg_bytes = acis_seg_bytes(cs->payload, op->st.kind, op->st.dtype);
+    op->st.seg_bytes = acis_seg_bytes(cs->payload, op->st.kind, op->st.dtype,
+                                      cs->scan_split ? (uint32_t)cs->size : 0);
     acis_stream_start(&op->st, &co->win);
     struct acis_op **tail = &co->ops;
     while (*tail)

@@ -181,7 +181,7 @@ static void own_block(struct acis_exec *x)
 {
     struct acis_stream *st = &x->op.st;
     const struct acis_comm *cs = x->c.cs;
-    uint64_t off, len, seg = acis_seg_bytes(cs->payload, st->kind, st->dtype);
+    uint64_t off, len, seg = acis_seg_bytes(cs->payload, st->kind, st->dtype, 0);
     if (cs->rank != x->c.root || !cs->own_block || st->abstain || !st->src_buf || !seg)
         return;
     if (st->kind == ACIS_K_GATHER) {

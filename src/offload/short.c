@@ -30,7 +30,8 @@ static int qualifies(const struct acis_call *c, struct acis_plan *p, struct acis
     if (!ACIS_CV(OFFLOAD_SHORT_PATH) || !acis_dev_can_post() || ACIS_CV(OFFLOAD_FAULT_NOMEM) ||
         acis_coll_form(c->coll) != ACIS_FORM_BLOCKING || acis_plan_needs_sizes(c, &mine) ||
         acis_plan(c, NULL, p) != 0 || p->copy_src ||
-        p->total > acis_seg_bytes(c->cs->payload, p->kind, p->dtype))
+        p->total > acis_seg_bytes(c->cs->payload, p->kind, p->dtype,
+                                  c->cs->scan_split ? (uint32_t)c->cs->size : 0))
         return 0;
     memset(src, 0, sizeof *src);
     memset(dst, 0, sizeof *dst);
@@ -90,8 +91,10 @@ int acis_short_run(struct acis_call *c, int *rc)
     st.ctx = cs->ctx;
     st.seq = ++co->seq;
     st.src = (uint32_t)acis_oc.world_rank;
+    st.member = (uint32_t)cs->rank;
     st.job_key = acis_oc.job_key;
-    st.seg_bytes = acis_seg_bytes(cs->payload, st.kind, st.dtype);
+    st.seg_bytes = acis_seg_bytes(cs->payload, st.kind, st.dtype,
+                                  cs->scan_split ? (uint32_t)cs->size : 0);
     acis_stream_start(&st, &co->win);
     acis_stream_next_hdr(&st, &co->win, &h, &pl, &len, 0);
     int posted = acis_dev_post(&h, pl, &t);

@@ -15,8 +15,11 @@ static int is_reduction(unsigned kind)
            kind == ACIS_K_EXSCAN;
 }
 
-uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype)
+uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype,
+                        uint32_t split_members)
 {
+    if (split_members && (kind == ACIS_K_SCAN || kind == ACIS_K_EXSCAN))
+        return acis_scan_seg_bytes(max_payload, split_members, acis_wire_dt_size(dtype));
     uint32_t es = is_reduction(kind) ? (uint32_t)acis_wire_dt_size(dtype) : 1;
     return es ? max_payload / es * es : max_payload;
 }
@@ -116,7 +119,7 @@ static void fill(const struct acis_stream *s, const struct acis_window *w, uint3
         .job_key = s->job_key, .ctx = s->ctx, .seq = s->seq, .src = s->src,
         .root = s->root, .seg_index = k, .seg_offset = plen ? plo : base,
         .total_len = s->total, .rx_off = rlen ? (uint32_t)(rlo - base) : 0,
-        .rx_len = (uint32_t)rlen,
+        .rx_len = (uint32_t)rlen, .member = s->member,
     };
     *payload = plen ? s->src_buf + (plo - s->src_off) : NULL;
     *len = (uint32_t)plen;
@@ -195,15 +198,18 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
         return -1;                         /* the switch could not serve it */
     uint64_t base, plo, plen, rlo, rlen;
     ranges(s, k, &base, &plo, &plen, &rlo, &rlen);
-    /* Exactly what we asked for: an empty answer only when we asked
-     * nothing from this segment, or from exscan, which has nothing for its
-     * member 0 (the stream does not know its member index); a segment
-     * that owes us bytes must bring them. */
-    int may_be_empty = !rlen || s->kind == ACIS_K_EXSCAN;
-    if (h->payload_len ? h->payload_len != rlen || h->seg_offset != rlo : !may_be_empty)
+    /* What we asked for, or more of the segment around it: an empty
+     * answer only when we asked nothing from this segment, or from exscan,
+     * which has nothing for its member 0; a segment that owes us bytes
+     * must bring them. */
+    int may_be_empty = !rlen || (s->kind == ACIS_K_EXSCAN && s->member == 0);
+    if (h->payload_len) {
+        if (!rlen || h->seg_offset > rlo || h->seg_offset + h->payload_len < rlo + rlen)
+            return -1;
+        memcpy(s->dst_buf + (rlo - s->dst_off), payload + (rlo - h->seg_offset), rlen);
+    } else if (!may_be_empty) {
         return -1;
-    if (h->payload_len)
-        memcpy(s->dst_buf + (rlo - s->dst_off), payload, rlen);
+    }
 answered:
     s->answered++;
     free_slot(w, h->slot);

@@ -36,6 +36,7 @@ struct acis_stream {
     /* what every packet of the collective carries */
     uint8_t kind, alg, op, dtype;
     uint32_t root, ctx, seq, src;
+    uint32_t member;          /* this member's rank in the communicator */
     uint64_t job_key;
     uint64_t total;           /* bytes of the result space */
     uint32_t seg_bytes, nseg;
@@ -63,8 +64,12 @@ struct acis_stream {
                                  knows, see acis_stream_has) */
 };
 
-/* Segment size for a collective kind: whole elements for reductions. */
-uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype);
+/* Segment size for a collective kind: whole elements for reductions;
+ * for scans on a row whose switch keeps every piece of a segment in one
+ * buffer (ACIS_CT_SCAN_SPLIT: split_members is the communicator's size,
+ * else 0), acis_scan_seg_bytes. */
+uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype,
+                        uint32_t split_members);
 
 /* Fill s from its identity fields, total, seg_bytes, the piece and wanted
  * range (set by the caller before), and take positions from w.  Needs no
@@ -110,7 +115,9 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
                        uint8_t *hdr, const uint8_t **payload, uint32_t *len);
 
 /* Take an answer for this stream (decoded, same ctx and seq).  Copies the
- * data to its place and frees the slot.  Returns 0, 1 for a "pending"
+ * data to its place (the answer may cover more of the segment than this
+ * member asked: a switch multicasts one range to every member that asked
+ * for bytes) and frees the slot.  Returns 0, 1 for a "pending"
  * notice (the switch is alive, the segment waits), or -1 if the packet
  * does not fit what was asked (a duplicate, wrong range...). */
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,

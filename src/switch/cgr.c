@@ -1,18 +1,28 @@
 /* cgr.c -- the configurable gather/reduce unit: every member sends one
  * packet per segment of a collective (its piece of the data, or none),
- * the slot counts members in a bitmap, combines pieces (reduce, or place
- * by offset for gather-type), and when the last member is in, returns to
- * each member the part of the segment it asked for -- one multicast per
- * group of members that asked for the same bytes.
+ * the slot counts children (ports) in a bitmap, combines pieces (reduce,
+ * or place by offset for gather-type), and when the last child is in,
+ * answers: one multicast of the hull of what members asked back to those
+ * that asked (each takes its part), one acknowledgement to the others.
+ * Everything lives in the row's slots of the pool; nothing is allocated.
  *
  * Every reduction folds pieces as they arrive.  Where the result depends on
- * the order (floating point) the fold is still in rank order, so the result
- * is bitwise the same on every rank and every run: the contiguous prefix of
- * members is folded as it arrives, a piece that comes before its turn is
- * held (memory allocated then, freed as soon as the gap closes), so a slot
- * holds only out-of-order pieces, not one per member.  Scans keep every
- * member's piece and fold at completion: member r's answer is the prefix
- * 0..r, and a repeat from r after the slot moved on needs it again.
+ * the order (floating point) the fold is in a fixed order -- the members'
+ * ranks on a single switch (hdr.member), the ports of a switch in a fabric
+ * -- so the result is bitwise the same on every rank and every run: the
+ * contiguous prefix is folded as it arrives, a piece that comes before its
+ * turn waits in one of the pool's hold buffers until the gap closes; when
+ * none is free the piece is not taken and its sender, told PENDING, sends
+ * it again.  Scans keep every member's piece in the slot's buffer (the
+ * hosts cut scan segments small enough, ACIS_CT_SCAN_SPLIT) and fold at
+ * completion: member r's answer is the prefix 0..r, and a repeat from r
+ * after the slot moved on needs it again.
+ *
+ * Gather-type pieces are placed by offset, each byte at most once (a bit
+ * per byte of the segment); a segment must end up tiled exactly once, or
+ * hold no piece at all (inside a root's own block), else every member is
+ * refused (as below) -- so nothing is answered that the job did not put
+ * there, and no byte of an earlier use (another job's) ever leaves.
  *
  * A member that cannot take part (no memory for its data) sends its packets
  * with ACIS_F_ABSTAIN and no data: the slot still counts every member, but
@@ -28,10 +38,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "sw.h"
+
+enum { TAKEN, NOT_TAKEN, REFUSED };
 
 /* The piece of a switch below: its children's pieces combined -- the whole
  * segment for a reduction, the root's whole segment or nothing for bcast
@@ -60,20 +71,19 @@ static int own_empty(const struct sw_ct *ct, uint32_t rank, const struct acis_hd
     return base >= rank * n && base + len <= (rank + 1) * n;
 }
 
-/* Does the piece (seg_offset, payload_len) of child fit the collective?
- * base/len describe the segment, placed what VAR gathers have put in it
- * already. */
-static int piece_ok(const struct sw_ct *ct, unsigned kind, unsigned alg, uint32_t child,
-                    const struct acis_hdr *h, uint64_t base, uint32_t len, uint32_t placed)
+/* Does the piece (seg_offset, payload_len) of member h->member (or of a
+ * link) fit the collective?  base/len describe the segment. */
+static int piece_ok(const struct acis_sw *sw, const struct sw_ct *ct, unsigned kind,
+                    unsigned alg, uint32_t port, const struct acis_hdr *h, uint64_t base,
+                    uint32_t len)
 {
-    uint32_t rank = ct->child_rank[child];
-    if (rank == SW_NONE)
+    if (sw->ports[port].link)
         return link_piece_ok(kind, h, base, len);
+    uint32_t rank = h->member;
     int whole = h->seg_offset == base && h->payload_len == len;
-    if (alg == ACIS_ALG_VAR)          /* inside the segment, never more than fills it */
+    if (alg == ACIS_ALG_VAR)          /* inside the segment; the cover says the rest */
         return h->payload_len == 0 ||
-               (h->seg_offset >= base && h->seg_offset + h->payload_len <= base + len &&
-                placed + h->payload_len <= len);
+               (h->seg_offset >= base && h->seg_offset + h->payload_len <= base + len);
     switch (kind) {
     case ACIS_K_BARRIER:
         return h->total_len == 0 && h->payload_len == 0;
@@ -112,38 +122,19 @@ static int newer(const struct acis_hdr *h, const struct sw_use *u)
     return d > 0 || (d == 0 && h->seg_index > u->seg);
 }
 
-static void use_reset(struct sw_use *u, uint32_t children)
+/* A single switch serves scans: every member's piece in the buffer, a
+ * stride each, the port it came from in the stride's last word. */
+static uint32_t scan_stride(const struct sw_ct *ct, const struct sw_use *u)
 {
-    u->busy = u->done = u->up = 0;
-    u->dups = 0;
-    u->arrived = 0;
-    u->placed = 0;
-    u->lo = UINT32_MAX;
-    u->hi = 0;
-    u->have_first = 0;
-    u->abstained = 0;
-    u->next = 0;
-    memset(u->bits, 0, (children + 63) / 64 * sizeof(uint64_t));
+    size_t es = acis_wire_dt_size(u->dtype);
+    uint32_t unit = es > 8 ? (uint32_t)es : 8;
+    return acis_scan_seg_bytes(ct->payload, ct->size, es) + unit;
 }
 
-/* Bytes of one member's piece in contrib or held: aligned for the kernels. */
-static size_t stride(const struct acis_sw *sw)
+static uint32_t *scan_port(const struct sw_ct *ct, struct sw_use *u, uint32_t m)
 {
-    return sw_round(sw->o.payload);
-}
-
-/* Scans keep every member's piece (only on a single switch, where child
- * i is member i). */
-static uint8_t *contrib_of(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
-                           uint32_t rank)
-{
-    if (!u->contrib) {
-        u->contrib = sw_alloc((size_t)ct->nchild * stride(sw));
-        if (!u->contrib)
-            return NULL;
-        SWC(sw, buffer_bytes) += (uint64_t)ct->nchild * stride(sw);
-    }
-    return u->contrib + (size_t)rank * stride(sw);
+    uint32_t stride = scan_stride(ct, u);
+    return (uint32_t *)(u->buf + (size_t)m * stride + stride - 8);
 }
 
 /* The kernels read whole elements: hand them a piece at an address
@@ -156,7 +147,7 @@ static const uint8_t *aligned_piece(struct acis_sw *sw, const uint8_t *p, size_t
     return sw->scratch;
 }
 
-/* Fold piece (child u->next's) into the prefix in buf. */
+/* Fold piece (the next in the order) into the prefix in buf. */
 static void fold_next(struct acis_sw *sw, struct sw_use *u, const uint8_t *piece)
 {
     size_t ne = u->len / acis_wire_dt_size(u->dtype);
@@ -168,29 +159,42 @@ static void fold_next(struct acis_sw *sw, struct sw_use *u, const uint8_t *piece
     SWC(sw, elements_reduced) += ne;
 }
 
-/* Ordered reductions: child's piece extends the prefix, with every held
- * piece that then follows; or, before its turn, it is held. */
-static int fold_ordered(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t child,
+/* Ordered reductions: the piece at place key extends the prefix, with
+ * every held piece that then follows; or, before its turn, it is held. */
+static int fold_ordered(struct acis_sw *sw, struct sw_use *u, uint32_t key,
                         const uint8_t *payload)
 {
-    if (child != u->next) {
-        if (!u->held && !(u->held = calloc(ct->nchild, sizeof *u->held)))
-            return -1;                          /* kept with the row from now on */
-        uint8_t *p = sw_alloc(stride(sw));
-        if (!p)
-            return -1;
-        memcpy(p, payload, u->len);
-        u->held[child] = p;
-        SWC(sw, buffer_bytes) += stride(sw);
-        return 0;
+    if (key < u->next || sw_hold_find(sw, u, key))
+        return REFUSED;                          /* that place is taken */
+    if (key != u->next) {
+        uint8_t *b = sw_hold_take(sw, u, key);
+        if (!b)
+            return NOT_TAKEN;
+        memcpy(b, payload, u->len);
+        return TAKEN;
     }
     fold_next(sw, u, payload);
-    while (u->held && u->next < ct->nchild && u->held[u->next]) {
-        uint8_t *p = u->held[u->next];
-        u->held[u->next] = NULL;
-        fold_next(sw, u, p);
-        free(p);
-        SWC(sw, buffer_bytes) -= stride(sw);
+    for (struct sw_hold *h; u->held && (h = sw_hold_find(sw, u, u->next));) {
+        fold_next(sw, u, h->buf);
+        sw_hold_give(sw, u, h);
+    }
+    return TAKEN;
+}
+
+/* Gather-type: mark bytes [off, off + n) placed; 0 if none was. */
+static int cover(uint64_t *c, uint32_t off, uint32_t n)
+{
+    for (uint32_t i = off; i < off + n;) {
+        uint32_t w = i / 64, b = i % 64, k = 64 - b < off + n - i ? 64 - b : off + n - i;
+        uint64_t m = (k == 64 ? ~0ull : ((1ull << k) - 1)) << b;
+        if (c[w] & m)
+            return -1;
+        i += k;
+    }
+    for (uint32_t i = off; i < off + n;) {
+        uint32_t w = i / 64, b = i % 64, k = 64 - b < off + n - i ? 64 - b : off + n - i;
+        c[w] |= (k == 64 ? ~0ull : ((1ull << k) - 1)) << b;
+        i += k;
     }
     return 0;
 }
@@ -215,14 +219,15 @@ static void result_header(const struct acis_sw *sw, const struct sw_ct *ct,
     r->total_len = u->total;
 }
 
-/* Send buf[rx] of the segment (or an acknowledgement) to the members in
- * ports[0..n), which all asked for the same range; flags adds to the
- * answer's. */
+/* Send buf[rx] of the segment (or an acknowledgement) to ports[0..n);
+ * flags adds to the answer's. */
 static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
                        uint32_t slot, const uint32_t *ports, uint32_t n,
                        const uint8_t *buf, uint32_t rx_off, uint32_t rx_len, uint16_t flags)
 {
     struct acis_hdr r;
+    if (!n)
+        return;
     result_header(sw, ct, u, slot, &r);
     r.flags |= ACIS_F_RESULT | (rx_len ? 0 : ACIS_F_ACK) | flags;
     r.seg_offset = u->base + rx_off;
@@ -233,97 +238,90 @@ static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct 
         SWC(sw, multicasts)++;
 }
 
-/* A member abstained: everyone (or the one port given) hears so, without
- * data. */
+/* A member abstained (or the pieces did not tile): everyone (or the one
+ * port given) hears so, without data. */
 static void emit_abstained(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
                            uint32_t slot, const uint32_t *ports, uint32_t n)
 {
     emit_range(sw, ct, u, slot, ports, n, u->buf, 0, 0, ACIS_F_ERROR | ACIS_F_ABSTAIN);
 }
 
-/* Pieces held for their turn, when the fold will not happen. */
-static void drop_held(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u)
-{
-    for (uint32_t r = 0; u->held && r < ct->nchild; r++)
-        if (u->held[r]) {
-            free(u->held[r]);
-            u->held[r] = NULL;
-            SWC(sw, buffer_bytes) -= stride(sw);
-        }
-}
-
-/* Every child gets its range of buf, grouped by range. */
+/* The hull of what was asked back, to those who asked; an
+ * acknowledgement to the rest. */
 static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
 {
-    uint32_t n = ct->nchild, *ports = sw->group;
-    uint8_t *done = sw->grouped;
-    memset(done, 0, n);
-    for (uint32_t r = 0; r < n; r++) {
-        if (done[r])
-            continue;
-        uint32_t k = 0;
-        for (uint32_t q = r; q < n; q++) {
-            if (!done[q] && u->rx_off[q] == u->rx_off[r] && u->rx_len[q] == u->rx_len[r]) {
-                ports[k++] = ct->child_port[q];
-                done[q] = 1;
-            }
-        }
-        emit_range(sw, ct, u, slot, ports, k, u->buf, u->rx_off[r], u->rx_len[r], 0);
+    uint32_t nw = 0, na = 0;
+    for (uint32_t w = 0; w < sw->words; w++) {
+        for (uint64_t b = ct->ports[w] & u->want[w]; b; b &= b - 1)
+            sw->group[nw++] = w * 64 + (uint32_t)__builtin_ctzll(b);
+        for (uint64_t b = ct->ports[w] & ~u->want[w]; b; b &= b - 1)
+            sw->group2[na++] = w * 64 + (uint32_t)__builtin_ctzll(b);
     }
+    if (u->want_any)
+        emit_range(sw, ct, u, slot, sw->group, nw, u->buf, u->want_lo,
+                   u->want_hi - u->want_lo, 0);
+    emit_range(sw, ct, u, slot, sw->group2, na, u->buf, 0, 0, 0);
 }
 
-/* The fold of members 0..upto of a scan into out (upto < 0: nothing). */
-static void scan_prefix(const struct acis_sw *sw, const struct sw_use *u, int upto, uint8_t *out)
+/* The fold of members 0..upto of a scan into out. */
+static void scan_prefix(const struct sw_ct *ct, struct sw_use *u, uint32_t upto, uint8_t *out)
 {
     size_t ne = u->len / acis_wire_dt_size(u->dtype);
-    memcpy(out, u->contrib, u->len);
-    for (int r = 1; r <= upto; r++)
-        acis_reduce(u->op, u->dtype, out, u->contrib + (size_t)r * stride(sw), ne);
+    uint32_t stride = scan_stride(ct, u);
+    memcpy(out, u->buf, u->len);
+    for (uint32_t r = 1; r <= upto; r++)
+        acis_reduce(u->op, u->dtype, out, u->buf + (size_t)r * stride, ne);
 }
 
 /* Scans: member r gets the fold of members 0..r (SCAN) or 0..r-1 (EXSCAN;
  * member 0 only an acknowledgement).  One running fold serves them all. */
 static void emit_scan(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
 {
-    size_t es = acis_wire_dt_size(u->dtype), ne = u->len / es;
+    size_t ne = u->len / acis_wire_dt_size(u->dtype);
+    uint32_t stride = scan_stride(ct, u);
     int ex = u->kind == ACIS_K_EXSCAN;
-    memcpy(u->buf, u->contrib, u->len);
-    for (uint32_t r = 0; r < ct->nchild; r++) {
+    memcpy(sw->scratch, u->buf, u->len);
+    for (uint32_t r = 0; r < ct->size; r++) {
         if (r > 0 && !ex) {
-            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
+            acis_reduce(u->op, u->dtype, sw->scratch, u->buf + (size_t)r * stride, ne);
             SWC(sw, elements_reduced) += ne;
         }
-        uint32_t len = ex && r == 0 ? 0 : u->rx_len[r];
-        emit_range(sw, ct, u, slot, &ct->child_port[r], 1, u->buf, u->rx_off[r], len, 0);
+        uint32_t port = *scan_port(ct, u, r);
+        uint32_t len = (ex && r == 0) || !sw_bit(u->want, port) ? 0 : u->len;
+        emit_range(sw, ct, u, slot, &port, 1, sw->scratch, 0, len, 0);
         if (r > 0 && ex) {
-            acis_reduce(u->op, u->dtype, u->buf, u->contrib + (size_t)r * stride(sw), ne);
+            acis_reduce(u->op, u->dtype, sw->scratch, u->buf + (size_t)r * stride, ne);
             SWC(sw, elements_reduced) += ne;
         }
     }
 }
 
-/* A repeat from a child whose answer was lost: send it again. */
+/* A repeat from the member on port whose answer was lost: send it again. */
 static void answer_again(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u,
-                         uint32_t slot, uint32_t rank)
+                         uint32_t slot, uint32_t port, uint32_t member)
 {
-    uint32_t port = ct->child_port[rank], len = u->rx_len[rank];
     SWC(sw, repeats)++;
     if (u->abstained) {
         emit_abstained(sw, ct, u, slot, &port, 1);
         return;
     }
-    if (!sw_is_scan(u->kind)) {
-        emit_range(sw, ct, u, slot, &port, 1, u->buf, u->rx_off[rank], len, 0);
+    if (!sw_bit(u->want, port)) {
+        emit_range(sw, ct, u, slot, &port, 1, u->buf, 0, 0, 0);
         return;
     }
-    int upto = u->kind == ACIS_K_EXSCAN ? (int)rank - 1 : (int)rank;
-    uint8_t *tmp = upto >= 0 ? malloc(u->len + 1) : NULL;
-    if (upto >= 0 && !tmp)
-        return;                                  /* the member will ask again */
-    if (tmp)
-        scan_prefix(sw, u, upto, tmp);
-    emit_range(sw, ct, u, slot, &port, 1, tmp, u->rx_off[rank], upto >= 0 ? len : 0, 0);
-    free(tmp);
+    if (!sw_is_scan(u->kind)) {
+        emit_range(sw, ct, u, slot, &port, 1, u->buf, u->want_lo, u->want_hi - u->want_lo, 0);
+        return;
+    }
+    if (member >= ct->size || *scan_port(ct, u, member) != port)
+        return;                                  /* not that member's slot */
+    int ex = u->kind == ACIS_K_EXSCAN;
+    if (ex && member == 0) {
+        emit_range(sw, ct, u, slot, &port, 1, u->buf, 0, 0, 0);
+        return;
+    }
+    scan_prefix(ct, u, ex ? member - 1 : member, sw->scratch);
+    emit_range(sw, ct, u, slot, &port, 1, sw->scratch, 0, u->len, 0);
 }
 
 /* What the segment would take in a fabric of real links and switches,
@@ -338,15 +336,32 @@ static uint64_t model_ns(const struct acis_sw *sw, const struct sw_ct *ct,
     return 2 * ((uint64_t)ct->levels * (sw->o.link_ns + sw->o.hop_ns) + ser);
 }
 
-/* The segment's result is in buf (or it was abstained): answer every
+/* Gather-type pieces on a single switch tile the segment or are absent;
+ * bytes nobody placed are never sent. */
+static void check_tiling(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u)
+{
+    if (u->abstained || sw_is_reduction(u->kind) || u->kind == ACIS_K_BARRIER ||
+        sw_fabric_row(sw, ct) || u->placed == u->len)
+        return;
+    if (u->placed != 0) {
+        u->abstained = 1;                        /* refused: every member redoes it */
+        SWC(sw, untiled)++;
+    } else if (u->want_any) {
+        memset(u->buf + u->want_lo, 0, u->want_hi - u->want_lo);
+    }
+}
+
+/* The segment's result is in buf (or it was refused): answer every
  * child, keep the use for repeats and move on. */
 static void finish(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
     struct sw_use *u = &s->u[s->cur];
     if (!sw->up)
         SWC(sw, model_ns) += model_ns(sw, ct, u);   /* the top: the whole trip */
+    check_tiling(sw, ct, u);
     if (u->abstained) {
-        emit_abstained(sw, ct, u, slot, ct->child_port, ct->nchild);
+        uint32_t n = sw_ct_children(sw, ct, sw->group);
+        emit_abstained(sw, ct, u, slot, sw->group, n);
         SWC(sw, abstained)++;
     } else if (sw_is_scan(u->kind)) {
         emit_scan(sw, ct, u, slot);
@@ -357,7 +372,7 @@ static void finish(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint
     sw->c[ACIS_SWC_seg_barrier + u->kind - ACIS_K_BARRIER]++;
     u->done = 1;                                   /* kept for repeats */
     s->cur ^= 1;                                   /* every member has the older one */
-    use_reset(&s->u[s->cur], ct->nchild);
+    sw_use_reset(sw, &s->u[s->cur]);
 }
 
 /* Send what this switch combined of a segment to its parent, asking back
@@ -365,14 +380,8 @@ static void finish(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint
 static void send_up(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u,
                     uint32_t slot)
 {
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (uint32_t c = 0; c < ct->nchild; c++)
-        if (u->rx_len[c]) {
-            lo = u->rx_off[c] < lo ? u->rx_off[c] : lo;
-            hi = u->rx_off[c] + u->rx_len[c] > hi ? u->rx_off[c] + u->rx_len[c] : hi;
-        }
-    u->up_off = hi ? lo : 0;
-    u->up_len = hi ? hi - lo : 0;
+    u->up_off = u->want_any ? u->want_lo : 0;
+    u->up_len = u->want_any ? u->want_hi - u->want_lo : 0;
     struct acis_hdr r;
     result_header(sw, ct, u, slot, &r);
     r.rx_off = u->up_off;
@@ -428,10 +437,10 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
         return;                                  /* the parent is alive */
     if (h->flags & ACIS_F_ERROR) {
         u->abstained = 1;
-        drop_held(sw, ct, u);
-    } else if (h->rx_off != u->up_off || h->rx_len != u->up_len ||
-               h->payload_len != u->up_len) {
-        SWC(sw, drop_range)++;
+        sw_hold_drop(sw, u);
+    } else if (h->rx_off > u->up_off || h->rx_off + h->rx_len < u->up_off + u->up_len ||
+               h->payload_len != h->rx_len || (uint64_t)h->rx_off + h->rx_len > u->len) {
+        SWC(sw, drop_range)++;                   /* not what was asked */
         return;
     } else if (h->payload_len) {
         memcpy(u->buf + h->rx_off, payload, h->payload_len);
@@ -440,20 +449,22 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
     finish(sw, ct, s, h->slot);
 }
 
-/* Fold or place a child's piece into the current use.  A switch below
- * sends a span with zeros where its members placed nothing: or-ed in. */
-static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t rank,
+/* Fold or place a piece into the current use: TAKEN, NOT_TAKEN (no hold
+ * buffer: sent again later) or REFUSED (its place is taken). */
+static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t port,
                    const struct acis_hdr *h, const uint8_t *payload)
 {
-    if (sw_is_reduction(u->kind)) {
-        if (sw_is_scan(u->kind)) {
-            uint8_t *c = contrib_of(sw, ct, u, rank);
-            if (!c)
-                return -1;
-            memcpy(c, payload, u->len);
-        } else if (acis_wire_order_sensitive(h->op, h->dtype)) {
-            return fold_ordered(sw, ct, u, rank, payload);
-        } else if (!u->have_first) {
+    if (sw_is_scan(u->kind)) {
+        uint32_t *at = scan_port(ct, u, h->member);
+        if (*at != SW_NONE)
+            return REFUSED;
+        memcpy(u->buf + (size_t)h->member * scan_stride(ct, u), payload, u->len);
+        *at = port;
+    } else if (sw_is_reduction(u->kind) && acis_wire_order_sensitive(h->op, h->dtype)) {
+        uint32_t key = sw_fabric_row(sw, ct) ? sw_bit_rank(ct->ports, port) : h->member;
+        return fold_ordered(sw, u, key, payload);
+    } else if (sw_is_reduction(u->kind)) {
+        if (!u->have_first) {
             memcpy(u->buf, payload, u->len);
             u->have_first = 1;
         } else {
@@ -463,35 +474,93 @@ static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint3
         }
     } else if (h->payload_len) {
         uint32_t off = (uint32_t)(h->seg_offset - u->base);
-        if (ct->child_rank[rank] == SW_NONE && u->kind != ACIS_K_BCAST &&
-            u->kind != ACIS_K_SCATTER) {
+        if (sw->ports[port].link && u->kind != ACIS_K_BCAST && u->kind != ACIS_K_SCATTER) {
             acis_reduce(ACIS_OP_BOR, ACIS_DT_U8, u->buf + off, payload, h->payload_len);
         } else {
+            if (cover(u->cover, off, h->payload_len) != 0)
+                return REFUSED;                  /* bytes placed already */
             memcpy(u->buf + off, payload, h->payload_len);
             u->placed += h->payload_len;
         }
         u->lo = off < u->lo ? off : u->lo;
         u->hi = off + h->payload_len > u->hi ? off + h->payload_len : u->hi;
     }
-    return 0;
+    return TAKEN;
 }
 
-void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
+/* Claim the current use for the segment of h. */
+static void start_use(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u,
+                      const struct acis_hdr *h, uint64_t base, uint32_t len)
+{
+    unsigned kind = ACIS_OPC_KIND(h->opcode);
+    u->busy = 1;
+    u->kind = (uint8_t)kind;
+    u->alg = (uint8_t)ACIS_OPC_ALG(h->opcode);
+    u->op = h->op;
+    u->dtype = h->dtype;
+    u->round = (h->flags & ACIS_F_ROUND) != 0;
+    u->seq = h->seq;
+    u->seg = h->seg_index;
+    u->root = sw_rooted(kind) ? h->root : 0;
+    u->total = h->total_len;
+    u->base = base;
+    u->len = len;
+    if (sw_fabric_row(sw, ct) && !sw_is_reduction(kind))
+        memset(u->buf, 0, len);                  /* spans are or-ed together */
+    if (!sw_is_reduction(kind) && kind != ACIS_K_BARRIER)
+        memset(u->cover, 0, (len + 63) / 64 * sizeof(uint64_t));
+    if (sw_is_scan(kind) && sw_fabric_row(sw, ct))
+        u->abstained = 1;                        /* no prefixes across switches */
+    else if (sw_is_scan(kind))
+        for (uint32_t m = 0; m < ct->size; m++)
+            *scan_port(ct, u, m) = SW_NONE;
+}
+
+/* The segment bytes of a collective kind on this row. */
+static uint32_t seg_bytes(const struct acis_sw *sw, const struct sw_ct *ct, unsigned kind,
+                          unsigned dt)
+{
+    if (sw_is_scan(kind) && !sw_fabric_row(sw, ct))
+        return acis_scan_seg_bytes(ct->payload, ct->size, acis_wire_dt_size(dt));
+    return sw_seg_bytes(ct->payload, kind, dt);
+}
+
+/* Tell the member on port its packet is counted and the segment waits, or
+ * (PENDING without the count) that it must send it again. */
+static void pending(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
+                    const struct acis_hdr *h, uint32_t port)
+{
+    struct acis_hdr r;
+    result_header(sw, ct, u, h->slot, &r);
+    r.opcode = h->opcode;
+    r.seq = h->seq;
+    r.seg_index = h->seg_index;
+    r.flags = (uint16_t)((h->flags & ACIS_F_ROUND) | ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_PENDING);
+    r.seg_offset = u->base;
+    sw_emit(sw, &port, 1, &r, NULL, 0);
+    SWC(sw, pending)++;
+}
+
+void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                   const struct acis_hdr *h, const uint8_t *payload)
 {
-    /* rank: the child index (on a single switch, the member's rank) */
     unsigned kind = ACIS_OPC_KIND(h->opcode), alg = ACIS_OPC_ALG(h->opcode);
     uint8_t round = (h->flags & ACIS_F_ROUND) != 0;
+    int host = !sw->ports[port].link;
     if (h->slot >= ct->window) {
         SWC(sw, drop_slot)++;
+        return;
+    }
+    if (host && h->member >= ct->size) {
+        SWC(sw, drop_not_member)++;
         return;
     }
     struct sw_slot *s = &ct->slots[h->slot];
     struct sw_use *u = &s->u[s->cur], *prev = &s->u[s->cur ^ 1];
 
     if (prev->done && same_segment(prev, h)) {       /* a repeat of the last one */
-        if (prev->bits[rank / 64] >> (rank % 64) & 1)
-            answer_again(sw, ct, prev, h->slot, rank);
+        if (sw_bit(prev->bits, port))
+            answer_again(sw, ct, prev, h->slot, port, h->member);
         else
             SWC(sw, drop_stale)++;
         return;
@@ -504,9 +573,9 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         SWC(sw, drop_stale)++;                       /* older than the last use: stale */
         return;
     }
-    uint32_t sb = sw_seg_bytes(sw->o.payload, kind, h->dtype);
+    uint32_t sb = seg_bytes(sw, ct, kind, h->dtype);
     uint64_t base = (uint64_t)h->seg_index * sb;
-    if (!(base < h->total_len || (h->total_len == 0 && h->seg_index == 0)) ||
+    if (!sb || !(base < h->total_len || (h->total_len == 0 && h->seg_index == 0)) ||
         (sw_rooted(kind) && h->root >= ct->size)) {
         SWC(sw, drop_range)++;
         return;
@@ -518,58 +587,47 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t rank,
         SWC(sw, drop_mismatch)++;
         return;
     }
-    if (u->busy && (u->bits[rank / 64] >> (rank % 64) & 1)) {
+    if (u->busy && sw_bit(u->bits, port)) {
         SWC(sw, drop_duplicate)++;              /* say we are alive and waiting */
         if (u->up && u->dups++ % ct->nchild == 0)
             send_up(sw, ct, u, h->slot);        /* the parent's answer may be lost:
                                                    once per round of repeats */
         if (u->up && sw_parent_silent(sw))
             return;     /* not alive for them: the members time out and recover */
-        struct acis_hdr r;
-        uint32_t port = ct->child_port[rank];
-        result_header(sw, ct, u, h->slot, &r);
-        r.flags |= ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_PENDING;
-        r.seg_offset = u->base;
-        sw_emit(sw, &port, 1, &r, NULL, 0);
-        SWC(sw, pending)++;
+        pending(sw, ct, u, h, port);
         return;
     }
     int abstain = (h->flags & ACIS_F_ABSTAIN) != 0;
-    if ((abstain ? h->payload_len != 0
-                 : !piece_ok(ct, kind, alg, rank, h, base, len, u->busy ? u->placed : 0)) ||
+    if ((abstain ? h->payload_len != 0 : !piece_ok(sw, ct, kind, alg, port, h, base, len)) ||
         (uint64_t)h->rx_off + h->rx_len > len) {
         SWC(sw, drop_range)++;
         return;
     }
-    if (!u->busy) {
-        u->busy = 1;
-        u->kind = (uint8_t)kind;
-        u->alg = (uint8_t)alg;
-        u->op = h->op;
-        u->dtype = h->dtype;
-        u->round = round;
-        u->seq = h->seq;
-        u->seg = h->seg_index;
-        u->root = sw_rooted(kind) ? h->root : 0;
-        u->total = h->total_len;
-        u->base = base;
-        u->len = len;
-        if (sw_fabric_row(sw, ct) && !sw_is_reduction(kind))
-            memset(u->buf, 0, len);              /* spans are or-ed together */
-        if (sw_fabric_row(sw, ct) && sw_is_scan(kind))
-            u->abstained = 1;                    /* no prefixes across switches */
-    }
+    if (!u->busy)
+        start_use(sw, ct, u, h, base, len);
     if (abstain && !u->abstained) {
         u->abstained = 1;
-        drop_held(sw, ct, u);
+        sw_hold_drop(sw, u);
     }
-    if (!u->abstained && combine(sw, ct, u, rank, h, payload) != 0) {
-        SWC(sw, drop_slot)++;                        /* out of memory: it will be repeated */
-        return;
+    if (!u->abstained) {
+        int taken = combine(sw, ct, u, port, h, payload);
+        if (taken == NOT_TAKEN) {
+            SWC(sw, hold_full)++;
+            pending(sw, ct, u, h, port);         /* not counted: sent again */
+            return;
+        }
+        if (taken == REFUSED) {
+            SWC(sw, drop_duplicate)++;
+            return;
+        }
     }
-    u->rx_off[rank] = h->rx_off;
-    u->rx_len[rank] = h->rx_len;
-    u->bits[rank / 64] |= 1ull << (rank % 64);
+    if (h->rx_len) {
+        sw_bit_set(u->want, port);
+        u->want_any = 1;
+        u->want_lo = h->rx_off < u->want_lo ? h->rx_off : u->want_lo;
+        u->want_hi = h->rx_off + h->rx_len > u->want_hi ? h->rx_off + h->rx_len : u->want_hi;
+    }
+    sw_bit_set(u->bits, port);
     if (++u->arrived == ct->nchild)
         complete(sw, ct, s, h->slot);
 }

@@ -1,9 +1,10 @@
-/* core.c -- the switch core and its collective control module: validate
- * every packet (wire checks, then port, job key, source rank, context and
- * membership), hand control packets to the control plane and data packets
- * to the gather/reduce unit of their communicator row -- from a host, a
- * switch below (a link port) or the one above (ACIS_PORT_UPLINK).  A
- * packet that fails any check is counted by reason and dropped. */
+/* core.c -- the switch core and its collective control module: build a
+ * switch (all its memory at once, layout.c), validate every packet (wire
+ * checks, then port, job key, source rank, context and membership), hand
+ * control packets to the control plane and data packets to the
+ * gather/reduce unit of their communicator row -- from a host, a switch
+ * below (a link port) or the one above (ACIS_PORT_UPLINK).  A packet that
+ * fails any check is counted by reason and dropped. */
 #include "config.h"
 
 #include <stdio.h>
@@ -31,35 +32,37 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
     if (range("ports", o->ports, 1, 65535, err, errlen) ||
         range("tables", o->tables, 1, 65535, err, errlen) ||
         range("payload", o->payload, ACIS_MIN_PAYLOAD, ACIS_MAX_PAYLOAD, err, errlen) ||
-        range("slots", o->slots, o->tables, (uint64_t)o->tables * 65535, err, errlen))
+        range("slots", o->slots, o->tables, (uint64_t)o->tables * 65535, err, errlen) ||
+        range("links", o->links, 0, o->ports, err, errlen))
         return NULL;
     struct acis_sw *sw = calloc(1, sizeof *sw);
     if (!sw)
         goto nomem;
     sw->o = *o;
     sw->io = *io;
-    sw->window = o->slots / o->tables;
+    if (sw_layout(NULL, o, NULL, &sw->size, err, errlen) != 0)
+        goto fail;
+    size_t bytes = sw->size.total - sizeof *sw;
+    sw->mem = aligned_alloc(SW_ALIGN, sw_round(bytes));
+    if (!sw->mem)
+        goto nomem;
+    memset(sw->mem, 0, bytes);
+    sw_layout(sw, o, sw->mem, &sw->size, err, errlen);
     if (!sw->o.job_rows)              /* a second job always finds a row */
         sw->o.job_rows = o->tables > 1 ? o->tables - (o->tables / 4 ? o->tables / 4 : 1) : 1;
     if (!sw->o.job_ports || sw->o.job_ports > o->ports)
         sw->o.job_ports = o->ports;
     if (getrandom(&sw->boot, sizeof sw->boot, 0) != sizeof sw->boot)
         sw->boot = (uint32_t)acis_now_ns();
-    sw->njobs = o->jobs ? o->jobs : o->ports > 256 ? o->ports : 256;
-    sw->ports = calloc(o->ports, sizeof *sw->ports);
-    sw->jobs = calloc(sw->njobs, sizeof *sw->jobs);
-    sw->cts = calloc(o->tables, sizeof *sw->cts);
-    sw->scratch = sw_alloc(o->payload);
-    sw->group = malloc(sizeof(uint32_t) * o->ports);   /* a row's children are ports */
-    sw->grouped = malloc(o->ports);
-    if (!sw->ports || !sw->jobs || !sw->cts || !sw->scratch || !sw->group || !sw->grouped)
-        goto nomem;
     SWC(sw, tables_capacity) = o->tables;
     SWC(sw, slots_capacity) = (uint64_t)sw->window * o->tables;
+    SWC(sw, buffer_bytes) = sw->size.pool;
+    SWC(sw, state_bytes) = sw->size.total - sw->size.pool;
     return sw;
 nomem:
-    acis_sw_destroy(sw);
     snprintf(err, errlen, "out of memory");
+fail:
+    acis_sw_destroy(sw);
     return NULL;
 }
 
@@ -67,16 +70,7 @@ void acis_sw_destroy(struct acis_sw *sw)
 {
     if (!sw)
         return;
-    if (sw->jobs)
-        for (uint32_t j = 0; j < sw->njobs; j++)
-            if (sw->jobs[j].in_use)
-                sw_job_release(sw, j);
-    free(sw->ports);
-    free(sw->jobs);
-    free(sw->cts);
-    free(sw->scratch);
-    free(sw->group);
-    free(sw->grouped);
+    free(sw->mem);
     free(sw);
 }
 
@@ -157,7 +151,8 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
     }
     const struct sw_port *p = &sw->ports[port];
     uint32_t job = p->link ? sw_find_job(sw, h.job_key) : p->job;
-    if (job == SW_NONE || h.job_key != sw->jobs[job].key) {
+    if (job == SW_NONE || h.job_key != sw->jobs[job].key ||
+        (p->link && !sw_bit(sw->jobs[job].links, port))) {
         SWC(sw, drop_foreign)++;
         return;
     }
@@ -170,10 +165,9 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
         SWC(sw, drop_foreign)++;
         return;
     }
-    uint32_t child = ct->port_child[port];
-    if (child == SW_NONE) {
+    if (!sw_bit(ct->ports, port)) {
         SWC(sw, drop_not_member)++;
         return;
     }
-    sw_cgr_input(sw, ct, child, &h, payload);
+    sw_cgr_input(sw, ct, port, &h, payload);
 }

@@ -14,15 +14,21 @@
 struct acis_swemu {
     struct acis_sw *core;
     uint32_t members, ctx, slots;
+    uint32_t *port_of;       /* members entries: member -> its port */
+    uint32_t *member_on;     /* members entries: port -> its member */
     acis_swemu_out out;
     void *arg;
 };
 
+/* Member *peer joins on port. */
 static int emu_open(void *ctx, uint32_t port, const void *peer)
 {
-    (void)ctx;
-    (void)port;
-    (void)peer;
+    struct acis_swemu *e = ctx;
+    uint32_t m = *(const uint32_t *)peer;
+    if (port >= e->members || m >= e->members)
+        return -1;
+    e->port_of[m] = port;
+    e->member_on[port] = m;
     return 0;
 }
 
@@ -46,7 +52,7 @@ static void emu_send(void *ctx, const uint32_t *ports, uint32_t n, const struct 
     if (len < ACIS_HDR_LEN || !e->out)
         return;
     for (uint32_t i = 0; i < n; i++)
-        e->out(e->arg, ports[i], pkt, len);     /* port i is member i */
+        e->out(e->arg, e->member_on[ports[i]], pkt, len);
 }
 
 static void emu_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
@@ -55,6 +61,24 @@ static void emu_reply(void *ctx, const void *peer, const struct iovec *iov, int 
     (void)peer;
     (void)iov;
     (void)iovcnt;
+}
+
+/* A control packet of member i into the core, on port (the service port
+ * for HELLO). */
+static void control_in(struct acis_swemu *e, uint32_t port, uint32_t i, unsigned kind,
+                       uint64_t key, uint32_t src, uint32_t seq, uint32_t root,
+                       const uint8_t *pl, size_t len)
+{
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(kind, 0), .payload_len = (uint32_t)len,
+        .job_key = key, .seq = seq, .src = src, .root = root,
+    };
+    uint8_t pkt[ACIS_HDR_LEN + 8] = { 0 };
+    acis_hdr_encode(&h, pkt);
+    memcpy(pkt + ACIS_HDR_LEN, pl, len);
+    acis_hdr_seal(pkt, pkt + ACIS_HDR_LEN, len);
+    acis_sw_input(e->core, port, &i, pkt, ACIS_HDR_LEN + len);
 }
 
 struct acis_swemu *acis_swemu_create(uint64_t key, const uint32_t *granks, uint32_t n,
@@ -68,28 +92,40 @@ struct acis_swemu *acis_swemu_create(uint64_t key, const uint32_t *granks, uint3
     o.ports = n;
     o.tables = 1;
     o.slots = slots;
+    o.pool = 0;                                  /* the window the row had */
+    o.hold = n;                                  /* host memory: every piece may wait */
+    o.jobs = 1;
+    o.setups = 1;
     o.payload = payload;
     struct acis_sw_io io = { e, emu_open, emu_close, emu_send, emu_reply };
-    e->core = acis_sw_create(&o, &io, err, sizeof err);
     e->members = n;
     e->slots = slots;
+    e->port_of = malloc(sizeof(uint32_t) * n);
+    e->member_on = malloc(sizeof(uint32_t) * n);
+    if (!e->port_of || !e->member_on)
+        goto fail;
+    e->core = acis_sw_create(&o, &io, err, sizeof err);
     if (!e->core)
         goto fail;
-    /* Member i joins on port i (ports are handed out in order). */
     for (uint32_t i = 0; i < n; i++) {
-        struct acis_hdr h = {
-            .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
-            .opcode = ACIS_OPC(ACIS_K_HELLO, 0), .payload_len = ACIS_HELLO_LEN,
-            .job_key = key, .seq = i + 1, .src = granks[i],
-        };
-        uint8_t pkt[ACIS_HDR_LEN + ACIS_HELLO_LEN] = { 0 };
-        acis_hdr_encode(&h, pkt);
-        acis_put32(pkt + ACIS_HDR_LEN, world);
-        acis_hdr_seal(pkt, pkt + ACIS_HDR_LEN, ACIS_HELLO_LEN);
-        acis_sw_input(e->core, ACIS_PORT_SERVICE, &i, pkt, sizeof pkt);
+        uint8_t pl[ACIS_HELLO_LEN] = { 0 };
+        e->port_of[i] = SW_NONE;
+        acis_put32(pl, world);
+        control_in(e, ACIS_PORT_SERVICE, i, ACIS_K_HELLO, key, granks[i], i + 1, 0, pl,
+                   sizeof pl);
+        if (e->port_of[i] == SW_NONE)
+            goto fail;
     }
-    uint32_t row;
-    if (sw_ct_alloc(e->core, 0, granks, n, &row) != ACIS_ST_OK)
+    /* The row, set up as the members would: each joins. */
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t pl[ACIS_CT_JOIN_LEN];
+        acis_put32(pl, n);
+        acis_put32(pl + 4, i);
+        control_in(e, e->port_of[i], i, ACIS_K_CT_JOIN, key, granks[i], 1, granks[0], pl,
+                   sizeof pl);
+    }
+    uint32_t row = sw_ct_of_setup(e->core, 0, granks[0], 1);
+    if (row == SW_NONE)
         goto fail;
     e->ctx = sw_ct_ctx(e->core, row);
     return e;
@@ -103,6 +139,8 @@ void acis_swemu_destroy(struct acis_swemu *e)
     if (!e)
         return;
     acis_sw_destroy(e->core);
+    free(e->port_of);
+    free(e->member_on);
     free(e);
 }
 
@@ -130,6 +168,6 @@ int acis_swemu_input(struct acis_swemu *e, uint32_t member, uint32_t slot, int r
     acis_hdr_seal(copy, copy + ACIS_HDR_LEN, len - ACIS_HDR_LEN);
     e->out = out;
     e->arg = arg;
-    acis_sw_input(e->core, member, NULL, copy, len);
+    acis_sw_input(e->core, e->port_of[member], NULL, copy, len);
     return 0;
 }

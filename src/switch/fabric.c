@@ -268,6 +268,7 @@ struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_op
             f->fport_node[nd->first + p] = i;
         struct acis_sw_opts so = *o;
         so.ports = nd->ports ? nd->ports : 1;
+        so.links = nd->ports - nd->hosts;
         struct acis_sw_io io = { nd, node_open, node_close, node_send, node_reply };
         nd->sw = acis_sw_create(&so, &io, err, errlen);
         if (!nd->sw)
@@ -283,7 +284,8 @@ struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_op
             top = f->nodes[top].parent;
         acis_sw_set_parent(nd->sw, acis_sw_boot(f->nodes[top].sw));
         up->port_node[nd->parent_port] = i;
-        up->sw->ports[nd->parent_port] = (struct sw_port){ .in_use = 1, .link = 1 };
+        up->sw->ports[nd->parent_port] = (struct sw_port){ .in_use = 1, .link = 1,
+                                                          .lidx = up->sw->nlinks++ };
     }
     free(parent);
     free(hosts);
@@ -326,6 +328,27 @@ uint32_t acis_fabric_host_ports(const struct acis_fabric *f, uint32_t sw)
 uint32_t acis_fabric_parent(const struct acis_fabric *f, uint32_t sw)
 {
     return sw < f->n ? f->nodes[sw].parent : ACIS_PORT_SERVICE;
+}
+
+uint64_t acis_fabric_switch_bytes(const struct acis_fabric *f, uint32_t sw)
+{
+    return sw < f->n ? f->nodes[sw].sw->size.total : 0;
+}
+
+uint64_t acis_fabric_row_bytes(const struct acis_fabric *f, uint32_t sw)
+{
+    if (sw >= f->n)
+        return 0;
+    const struct acis_sw *s = f->nodes[sw].sw;
+    return SWC(s, tables_in_use) * s->size.row + SWC(s, jobs) * s->size.job;
+}
+
+uint64_t acis_fabric_bytes(const struct acis_fabric *f)
+{
+    uint64_t b = sizeof *f + sizeof *f->nodes * f->n + sizeof(uint32_t) * f->fports;
+    for (uint32_t i = 0; i < f->n; i++)
+        b += sizeof(uint32_t) * (f->nodes[i].ports ? f->nodes[i].ports : 1);
+    return b;
 }
 
 void acis_fabric_counters(const struct acis_fabric *f, uint32_t sw, uint64_t *out)

@@ -1,7 +1,14 @@
 /* sw.h -- internals of the switch core, shared by its files only: host
- * ports, links to other switches and jobs (forwarding table),
- * communicator table rows with their aggregation slots, and the counters.
- * Other folders use switch.h. */
+ * ports, links to other switches, jobs, set-ups in progress, communicator
+ * table rows, the aggregation pool and the counters.  Other folders use
+ * switch.h.
+ *
+ * The switch is a model of one that could be built: every table has a
+ * fixed number of fixed-size entries and, with the pool, is allocated once
+ * when the switch is created (layout.c says where each lives).  Nothing
+ * here grows with the number of ranks, a message's length or what a
+ * packet claims: per row, per job and per set-up a switch keeps bits or
+ * counts per port, never anything per rank. */
 #ifndef ACIS_SW_H
 #define ACIS_SW_H
 
@@ -11,8 +18,6 @@
 #include "switch.h"
 
 #define SW_NONE 0xffffffffu
-#define SW_JOIN 1
-#define SW_LEAVE 2
 
 /* Buffers handed to the reduction kernels start at a multiple of this
  * (a cache line; more than any element type needs). */
@@ -23,10 +28,33 @@ static inline size_t sw_round(size_t n)
     return (n + SW_ALIGN - 1) / SW_ALIGN * SW_ALIGN;
 }
 
-/* Memory for kernel buffers: SW_ALIGN-aligned, n rounded up. */
+/* Memory for kernel buffers outside the switch's own tables (transports):
+ * SW_ALIGN-aligned, n rounded up. */
 static inline void *sw_alloc(size_t n)
 {
     return aligned_alloc(SW_ALIGN, sw_round(n ? n : 1));
+}
+
+/* Port bitmaps: one bit per port, sw->words 64-bit words. */
+static inline int sw_bit(const uint64_t *b, uint32_t i)
+{
+    return (int)(b[i / 64] >> (i % 64) & 1);
+}
+static inline void sw_bit_set(uint64_t *b, uint32_t i)
+{
+    b[i / 64] |= 1ull << (i % 64);
+}
+static inline void sw_bit_clear(uint64_t *b, uint32_t i)
+{
+    b[i / 64] &= ~(1ull << (i % 64));
+}
+/* Set bits of b below i: a port's position among a row's ports. */
+static inline uint32_t sw_bit_rank(const uint64_t *b, uint32_t i)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < i / 64; w++)
+        n += (uint32_t)__builtin_popcountll(b[w]);
+    return n + (uint32_t)__builtin_popcountll(b[i / 64] & ((1ull << (i % 64)) - 1));
 }
 
 /* A port: one process of one job, or (link) a switch below this one in a
@@ -34,61 +62,95 @@ static inline void *sw_alloc(size_t n)
 struct sw_port {
     uint8_t in_use;
     uint8_t link;            /* a child switch, not a host */
+    uint8_t waiting;         /* a host below a parent: its WELCOME waits until
+                                the top of the tree knows its job */
     uint32_t job;            /* hosts: index into jobs */
-    uint32_t rank;           /* hosts: global rank in the job */
-    uint8_t waiting;         /* hosts below a parent: WELCOME waits until the
-                                top of the tree knows the rank */
+    uint32_t rank;           /* hosts: global rank in the job; links: the
+                                child switch's boot id */
+    uint32_t lidx;           /* links: index among links (set-up counts) */
     uint32_t hello_seq;      /* the HELLO it answers */
 };
 
-/* A job: its key and forwarding table (global rank -> the port the rank
- * is on, or the link it is below). */
+/* A job on this switch: its key and world size, and where it is here:
+ * host ports of it, and links with ranks of it below (LINK_JOIN).  With a
+ * parent, whether the parent has confirmed the job is (or is no longer)
+ * here and below.  O(ports) bits, never a per-rank table. */
 struct sw_job {
     uint8_t in_use;
+    uint8_t told;            /* the parent's last confirmation: 1 the job is
+                                known at the top (always, with no parent) */
+    uint8_t asked;           /* with a parent: a LINK_JOIN went up that no
+                                confirmed LINK_LEAVE has undone yet */
     uint64_t key;
     uint32_t size;           /* MPI_COMM_WORLD size */
-    uint32_t joined;         /* ranks here or below */
-    uint32_t hosts;          /* of them on host ports here */
+    uint32_t hosts;          /* host ports of it here */
+    uint32_t nlinks;         /* links it is below */
     uint32_t rows;           /* table rows held */
-    uint32_t *rank_port;     /* size entries, SW_NONE until HELLO */
-    uint8_t *owed;           /* with a parent: size entries, what the parent
-                                has not confirmed of each rank (SW_JOIN,
-                                SW_LEAVE or 0); the job stays until none */
-    uint32_t *seqs;          /* with a parent: size entries, the seq of
-                                what this switch last told of each rank (low
-                                16 bits; confirmations must echo it) and of
-                                what it last heard from below (high 16) */
-    uint32_t nowed;
+    uint32_t setups;         /* set-ups in progress */
+    uint64_t *links;         /* words: the link ports it is below */
+    uint64_t *unconfirmed;   /* words: links whose LINK_JOIN waits for the
+                                top's confirmation */
 };
 
-/* One use of an aggregation slot: a segment of one collective. */
+/* A communicator set-up in progress (CT_JOIN): members counted per port
+ * until the top of the tree has them all; then the row is installed down
+ * the links that have members and, once they confirm, every member is
+ * answered.  Named by (job, leader, id). */
+struct sw_setup {
+    uint8_t in_use;
+    uint8_t installed;       /* the row is built here (row, waiting) */
+    uint32_t job, leader, id;
+    uint32_t size;           /* members of the communicator, fabric-wide */
+    uint32_t here;           /* members counted here and below */
+    uint32_t row;            /* once installed */
+    uint32_t waiting;        /* links that have not confirmed the install */
+    uint32_t levels;         /* switches from here down, for the model */
+    uint32_t window, payload;    /* what every switch from here down serves */
+    uint64_t last_ns;        /* last sign of life: an idle one is reclaimed */
+    uint64_t *hosts;         /* words: member hosts here */
+    uint64_t *acked;         /* words: links that confirmed the install */
+    uint32_t *count;         /* o.links entries: members below each link */
+};
+
+/* An out-of-order piece of an ordered (floating-point) reduction, kept in
+ * a hold buffer of the pool until its turn; tag names the use. */
+struct sw_hold {
+    uint32_t use;            /* index of the use + 1 (0: free) */
+    uint32_t key;            /* its place in the fold order */
+    uint8_t *buf;
+};
+
+/* One use of an aggregation slot: a segment of one collective.  Lives in
+ * the pool with its buffer and bitmaps (layout.c). */
 struct sw_use {
     uint8_t busy;            /* claimed by a segment */
     uint8_t done;            /* complete: kept to answer repeats */
     uint8_t kind, alg, op, dtype, round;
     uint8_t have_first;      /* buf holds a contribution already */
-    uint8_t abstained;       /* a member sent ACIS_F_ABSTAIN: nothing is
-                                combined, every member is told so */
+    uint8_t abstained;       /* a member sent ACIS_F_ABSTAIN, or the pieces
+                                did not tile: nothing is answered but the
+                                refusal, every member redoes the call */
     uint8_t up;              /* complete here, sent to the parent switch,
                                 waiting for its answer */
+    uint8_t want_any;        /* some child asked for bytes back */
     uint32_t dups;           /* repeats from children while up */
-    uint32_t placed;         /* VAR gathers: bytes placed so far */
+    uint32_t placed;         /* gather-type: bytes placed by hosts */
     uint32_t lo, hi;         /* gather-type: the span of bytes placed */
+    uint32_t want_lo, want_hi;   /* the hull of what children asked back */
     uint32_t up_off, up_len; /* the part of the segment asked of the parent */
-    uint32_t next;           /* ordered reductions: children 0..next-1 are
-                                folded into buf, in order */
+    uint32_t next;           /* ordered reductions: the fold has every piece
+                                before this place in the order */
+    uint32_t held;           /* pieces in hold buffers */
     uint32_t seq, seg, root;
     uint64_t total;          /* result-space bytes of the collective */
     uint64_t base;           /* first byte of the segment */
     uint32_t len;            /* bytes in the segment */
     uint32_t arrived;        /* children counted in bits */
-    uint64_t *bits;          /* child bitmap */
-    uint32_t *rx_off, *rx_len;   /* what each child asked back */
-    uint8_t *buf;            /* the segment being built, or its result */
-    uint8_t **held;          /* ordered reductions: pieces that came before
-                                their turn (children entries, allocated at
-                                the first such piece; NULL: none yet) */
-    uint8_t *contrib;        /* scans: every member's piece */
+    uint64_t *bits;          /* words: children (ports) in */
+    uint64_t *want;          /* words: children that asked for bytes back */
+    uint64_t *cover;         /* gather-type: one bit per byte placed */
+    uint8_t *buf;            /* the segment being built, or its result;
+                                scans: every member's piece */
 };
 
 /* An aggregation slot with a shadow copy (as in SwitchML): the current use
@@ -101,51 +163,60 @@ struct sw_slot {
     uint8_t cur;             /* index of the current use */
 };
 
-/* A communicator table row.  Its children are the ports it aggregates:
- * member hosts on this switch and links to switches with members below,
- * in the order of the lowest communicator rank each serves (on a single
- * switch: child i is member i).  O(radix) memory, never O(members). */
+/* A communicator table row: what one switch needs to aggregate a
+ * communicator -- its ports (member hosts here, links with members below),
+ * the key of the set-up that made it, the window of slots it owns in the
+ * pool.  Children are the row's ports in port order; on a single switch
+ * every child is a host and a packet names its member (hdr.member). */
 struct sw_ct {
     uint8_t in_use;
     uint8_t links;           /* some child is a switch */
     uint16_t gen;            /* bumped on reuse, part of the context id */
     uint32_t job;
     uint32_t size;           /* members of the communicator, fabric-wide */
-    uint32_t nchild;
+    uint32_t nchild;         /* ports set in ports */
     uint32_t levels;         /* switches from here down to the hosts, this
                                 one included (the timing model) */
-    uint32_t *port_child;    /* ports entries, SW_NONE if not a child */
-    uint32_t *child_port;    /* nchild entries */
-    uint32_t *child_rank;    /* nchild: a host's communicator rank, SW_NONE
-                                for a link */
-    uint32_t creator_rank, creator_req;   /* makes CT_CREATE idempotent */
-    uint32_t creator_port;   /* where the request came in: the answer's way */
-    uint32_t waiting;        /* links that have not confirmed CT_INSTALL; the
-                                row answers its creator (or parent) at 0 */
-    uint8_t *acked;          /* nchild entries: a link confirmed */
-    uint32_t window;         /* slots of this row */
-    struct sw_slot *slots;
+    uint32_t leader, id;     /* the set-up that made it */
+    uint32_t window;         /* slots the members use (every switch of the
+                                row has at least these) */
+    uint32_t payload;        /* bytes per packet they send */
+    uint32_t free_port;      /* a host here asked to free it (SW_NONE: none);
+                                answered once the top freed it */
+    uint32_t free_seq, free_src;
+    uint64_t *ports;         /* words: the row's children */
+    struct sw_slot *slots;   /* window entries, in the pool */
+};
+
+/* The pool: every row's slots and the hold buffers. */
+struct sw_pool {
+    struct sw_slot *slots;   /* tables x window */
+    struct sw_hold *hold;    /* nhold */
+    uint32_t nhold, held;    /* hold buffers, of them in use */
 };
 
 struct acis_sw {
     struct acis_sw_opts o;
     struct acis_sw_io io;
+    struct acis_sw_size size; /* what layout.c carved */
+    void *mem;               /* the one allocation everything lives in */
     struct sw_port *ports;   /* o.ports */
-    struct sw_job *jobs;     /* njobs */
+    struct sw_job *jobs;     /* size.jobs */
     struct sw_ct *cts;       /* o.tables */
-    uint32_t window;         /* slots per row: o.slots / o.tables */
+    struct sw_setup *setups; /* size.setups */
+    struct sw_pool pool;
+    uint32_t window;         /* slots per row */
+    uint32_t words;          /* 64-bit words of a port bitmap */
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
     uint8_t *scratch;        /* o.payload bytes, aligned: a piece whose
-                                packet buffer is not aligned goes here */
-    uint32_t *group;         /* o.ports entries: the children answered by
-                                one multicast (cgr.c, emit_all) */
-    uint8_t *grouped;        /* o.ports flags: a child has its answer */
+                                packet buffer is not aligned, a scan prefix */
+    uint32_t *group;         /* o.ports entries: ports answered alike */
+    uint32_t *group2;
     uint8_t up;              /* a parent switch is on ACIS_PORT_UPLINK: rows
                                 are installed by it, segments complete there */
     uint64_t asked_ns;       /* when a segment went up with nothing heard
                                 from the parent since (0: heard since) */
-    uint32_t njobs;          /* entries of jobs */
-    uint32_t nlinks;         /* link ports given out by link HELLO */
+    uint32_t nlinks;         /* link ports given out */
     uint64_t last_tick;
     uint64_t c[ACIS_SWC_COUNT];
 };
@@ -214,27 +285,92 @@ uint32_t sw_addrmap_find(const struct sw_addrmap *m, const struct sw_peer *p);
 int sw_addrmap_add(struct sw_addrmap *m, uint32_t port, const struct sw_peer *p);
 void sw_addrmap_del(struct sw_addrmap *m, uint32_t port);
 
-/* control.c: control plane (HELLO, CT_CREATE/FREE, STATS, BYE); jobs by
- * key, a new job (SW_NONE: no room); a CT_CREATE or CT_FREE of rank
- * h->src of job, that came in on port. */
+/* layout.c: where every table and the pool live in one allocation; with
+ * base NULL only the sizes (acis_sw_size). */
+int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
+              struct acis_sw_size *out, char *err, size_t errlen);
+
+/* control.c: control plane (HELLO, CT_FREE, STATS, BYE), dispatched here
+ * with set-ups (setup.c) and links (link.c).  A reply header for req. */
 void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
                 const struct acis_hdr *h, const uint8_t *payload);
-uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
-uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
-/* Release job j if no rank is here or below and the parent owes nothing. */
-void sw_job_done(struct acis_sw *sw, uint32_t j);
-/* WELCOME the host on port, whose join the top of the tree confirmed;
- * or refuse it with status (the top cannot take the job) and free its
- * port. */
+void sw_reply_header(const struct acis_hdr *req, unsigned kind, struct acis_hdr *r);
+/* WELCOME the host on port, whose job the top of the tree confirmed; or
+ * refuse it with status and free its port. */
 void sw_welcome_host(struct acis_sw *sw, uint32_t port);
 void sw_refuse_host(struct acis_sw *sw, uint32_t port, uint32_t status);
-void sw_ct_request(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
+/* CT_FREE of row ctx of job (from a host or a link on port, or from the
+ * parent with port ACIS_PORT_UPLINK). */
+void sw_ct_free_request(struct acis_sw *sw, uint32_t port, uint32_t job,
+                        const struct acis_hdr *h);
+
+/* tables.c: jobs and rows.  Jobs by key, a new job (SW_NONE: no room);
+ * release a job nothing holds any more. */
+uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
+uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
+void sw_job_done(struct acis_sw *sw, uint32_t j);
+void sw_job_release(struct acis_sw *sw, uint32_t job);
+/* A job is here or below (hosts or links hold it). */
+static inline int sw_job_present(const struct sw_job *j)
+{
+    return j->hosts + j->nlinks > 0;
+}
+/* Claim a free row for the set-up (ACIS_ST_*; *row on success); build row
+ * ctx as a parent said; drop a row. */
+int sw_ct_alloc(struct acis_sw *sw, const struct sw_setup *su, uint32_t *row);
+int sw_ct_install(struct acis_sw *sw, const struct sw_setup *su, uint32_t ctx);
+void sw_ct_free(struct acis_sw *sw, uint32_t row);
+struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx);
+uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row);
+/* The ready row of a set-up (SW_NONE: none). */
+uint32_t sw_ct_of_setup(const struct acis_sw *sw, uint32_t job, uint32_t leader, uint32_t id);
+/* The row's children (ports), in port order, into sw->group; how many. */
+uint32_t sw_ct_children(const struct acis_sw *sw, const struct sw_ct *ct, uint32_t *out);
+
+/* setup.c: communicator set-up (CT_JOIN counted per port, CT_INSTALL down,
+ * CT_REPLY to every member). */
+void sw_setup_join(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
                    const uint8_t *payload);
-/* Answer a CT_CREATE of h on port with a refusal. */
-void sw_ct_refuse(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h, uint32_t status);
-/* The top of the tree answers the creator of row: status (the row is
- * dropped unless it is OK). */
-void sw_ct_created(struct acis_sw *sw, uint32_t row, uint32_t status);
+void sw_setup_install(struct acis_sw *sw, uint32_t job, const struct acis_hdr *h,
+                      const uint8_t *payload);
+void sw_setup_confirmed(struct acis_sw *sw, uint32_t port, uint32_t job,
+                        const struct acis_hdr *h, const uint8_t *payload);
+void sw_setup_reply_down(struct acis_sw *sw, uint32_t job, const struct acis_hdr *h,
+                         const uint8_t *payload);
+void sw_setup_drop_job(struct acis_sw *sw, uint32_t job);
+
+/* pool.c: a row's slots and the hold buffers. */
+void sw_pool_bind(struct acis_sw *sw, struct sw_ct *ct, uint32_t row);
+void sw_pool_reset_row(struct acis_sw *sw, struct sw_ct *ct);
+void sw_use_reset(struct acis_sw *sw, struct sw_use *u);
+/* A hold buffer for key of use u (NULL: none free); the one holding key
+ * (NULL: none); give one back; give back all of u's. */
+uint8_t *sw_hold_take(struct acis_sw *sw, struct sw_use *u, uint32_t key);
+struct sw_hold *sw_hold_find(struct acis_sw *sw, const struct sw_use *u, uint32_t key);
+void sw_hold_give(struct acis_sw *sw, struct sw_use *u, struct sw_hold *h);
+void sw_hold_drop(struct acis_sw *sw, struct sw_use *u);
+
+/* cgr.c: a data packet from child (port) of row ct; the parent's answer
+ * to a segment this switch sent up. */
+void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
+                  const struct acis_hdr *h, const uint8_t *payload);
+void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
+                 const uint8_t *payload);
+
+/* link.c: linked switches.  A message up to the parent; the job's
+ * presence here changed (told up until confirmed); tick; control from a
+ * child link or from the parent; a row's CT_INSTALL or CT_FREE down its
+ * links. */
+void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
+                const uint8_t *payload, size_t len);
+void sw_link_job(struct acis_sw *sw, uint32_t job);
+void sw_link_tick(struct acis_sw *sw);
+void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
+                     const uint8_t *payload);
+void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload);
+void sw_link_send(struct acis_sw *sw, uint32_t port, struct acis_hdr *h,
+                  const uint8_t *payload, size_t len);
+void sw_link_free(struct acis_sw *sw, uint32_t row);
 
 /* A row combines here and answers (top of its tree), or a link is
  * involved (pieces of children are combined spans, scans cannot be
@@ -252,41 +388,6 @@ static inline int sw_parent_silent(const struct acis_sw *sw)
 {
     return sw->asked_ns && acis_now_ns() - sw->asked_ns > SW_PARENT_SILENT_NS;
 }
-
-/* tables.c: rows and their slot memory.  sw_ct_alloc claims a free row
- * (every member must be here or below); sw_ct_install builds row ctx as
- * a parent said, with the members that are here or below. */
-int sw_ct_alloc(struct acis_sw *sw, uint32_t job, const uint32_t *ranks,
-                uint32_t n, uint32_t *row);
-int sw_ct_install(struct acis_sw *sw, uint32_t job, uint32_t ctx, const uint32_t *ranks,
-                  uint32_t n);
-void sw_ct_free(struct acis_sw *sw, uint32_t row);
-struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx);
-uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row);
-void sw_job_release(struct acis_sw *sw, uint32_t job);
-
-/* cgr.c: a data packet from child of row ct; the parent's answer to a
- * segment this switch sent up. */
-void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t child,
-                  const struct acis_hdr *h, const uint8_t *payload);
-void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
-                 const uint8_t *payload);
-
-/* link.c: control messages to and from linked switches: a message up to
- * the parent (h's fields, kind and payload as given); a row's CT_INSTALL
- * to its links that have not confirmed it (counted in waiting), and
- * CT_FREE to all; what came from a child link or from the parent. */
-void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
-                const uint8_t *payload, size_t len);
-/* Rank of job is now here or below (join) or gone: the parent is told
- * until it confirms; the job is released once gone and confirmed. */
-void sw_link_rank(struct acis_sw *sw, uint32_t job, uint32_t rank, int join);
-void sw_link_tick(struct acis_sw *sw);
-void sw_link_install(struct acis_sw *sw, uint32_t row, const uint8_t *members, size_t len);
-void sw_link_free(struct acis_sw *sw, uint32_t row);
-void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
-                     const uint8_t *payload);
-void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload);
 
 /* Send a header with payload pieces to ports (builds, seals, sends). */
 void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,

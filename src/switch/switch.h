@@ -23,7 +23,19 @@
 struct acis_sw_opts {
     uint32_t ports;          /* host ports (radix) */
     uint32_t tables;         /* communicator table rows */
-    uint32_t slots;          /* aggregation slots, shared out per row */
+    uint32_t slots;          /* aggregation slots, shared out per row: at
+                                most slots / tables per row (the pool may
+                                hold fewer) */
+    uint32_t pool;           /* bytes of the aggregation pool, allocated once
+                                and shared by every row and job: the rows'
+                                slots (two buffers each, with their
+                                bookkeeping) and the hold buffers; 0: what
+                                slots ask for */
+    uint32_t hold;           /* pool buffers for floating-point pieces that
+                                arrive before their turn; 0: an eighth of
+                                the pool (at least 4) */
+    uint32_t setups;         /* communicator set-ups in progress at once;
+                                0: 16 */
     uint32_t payload;        /* bytes of data per network packet */
     uint32_t credits;        /* packets a host may have in flight (what
                                 the switch's receive buffer holds; on UDP
@@ -45,9 +57,17 @@ struct acis_sw_opts {
     uint64_t fault_seed;
 };
 
+#define ACIS_SW_DEFAULT_POOL (8u << 20)
+/* The embedded switch's pool when MPIR_CVAR_OFFLOAD_SWITCH_POOL is auto:
+ * the default for every 16384 bytes of payload, so rows get the same
+ * window of slots whatever the packet size. */
+static inline uint32_t acis_sw_auto_pool(uint32_t payload)
+{
+    return (uint32_t)((uint64_t)ACIS_SW_DEFAULT_POOL * ((payload + 16383) / 16384));
+}
 #define ACIS_SW_DEFAULT_OPTS                                             \
-    { .ports = 256, .tables = 32, .slots = 1024, .payload = 16384,       \
-      .link_ns = 440, .link_mbps = 95900, .hop_ns = 52 }
+    { .ports = 256, .tables = 32, .slots = 1024, .pool = ACIS_SW_DEFAULT_POOL, \
+      .payload = 16384, .link_ns = 440, .link_mbps = 95900, .hop_ns = 52 }
 
 /* Packets of payload bytes a socket buffer of rcvbuf bytes holds for sure
  * (the kernel charges up to about twice the datagram plus a page). */
@@ -98,17 +118,23 @@ void acis_sw_counters(const struct acis_sw *sw, uint64_t *out);
 /* Rows in use that port is not a member of (O(tables)). */
 uint32_t acis_sw_rows_without(const struct acis_sw *sw, uint32_t port);
 
-/* What one communicator table row of `members` costs a switch built with
- * o (acis-info): its window, the bytes of its state (maps, bitmaps,
- * per-member answer ranges), of its aggregation buffers, and of those at
- * worst (scans keep every member's piece; out-of-order floating-point
- * pieces are held until their turn). */
-struct acis_sw_row_size {
-    uint32_t window;
-    uint64_t state, buffers, buffers_worst;
+/* Everything a switch built with o holds, allocated once when it is
+ * created and never grown (acis-info --ct-size; a unit test compares it
+ * with the heap acis_sw_create takes): per table row, per job, per
+ * set-up in progress, the ports, the pool (the rows' slots with their
+ * buffers and bookkeeping, the hold buffers) and the total.  window is
+ * the slots each row gets, hold the hold buffers; window 0 (err says
+ * why) when o cannot be built. */
+struct acis_sw_size {
+    uint32_t window, hold, jobs, setups;
+    uint64_t row, job, setup, port;       /* bytes of one entry */
+    uint64_t rows, jobs_bytes, setups_bytes, ports_bytes;
+    uint64_t pool;                        /* slots and hold buffers */
+    uint64_t other;                       /* the core itself, scratch, lists */
+    uint64_t total;
 };
-void acis_sw_row_size(const struct acis_sw_opts *o, uint32_t members,
-                      struct acis_sw_row_size *out);
+void acis_sw_size(const struct acis_sw_opts *o, struct acis_sw_size *out,
+                  char *err, size_t errlen);
 
 /* The aggregation logic: inout[i] = inout[i] op in[i] for n elements of
  * wire type dt (a no-op if op is not defined for dt).  Buffers must be
@@ -158,6 +184,11 @@ uint32_t acis_fabric_switches(const struct acis_fabric *f);
 uint32_t acis_fabric_host_ports(const struct acis_fabric *f, uint32_t sw);
 /* The switch above sw, ACIS_PORT_SERVICE at the top. */
 uint32_t acis_fabric_parent(const struct acis_fabric *f, uint32_t sw);
+/* Bytes switch sw holds (acis_sw_size's total), of them its rows and job
+ * entries in use now; the fabric's own bookkeeping around its switches. */
+uint64_t acis_fabric_switch_bytes(const struct acis_fabric *f, uint32_t sw);
+uint64_t acis_fabric_row_bytes(const struct acis_fabric *f, uint32_t sw);
+uint64_t acis_fabric_bytes(const struct acis_fabric *f);
 void acis_fabric_counters(const struct acis_fabric *f, uint32_t sw, uint64_t *out);
 void acis_fabric_input(struct acis_fabric *f, uint32_t fport, const void *peer,
                        const uint8_t *pkt, size_t len);

@@ -4,8 +4,8 @@
  *
  * usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]]
  *                     [--uplink HOST:PORT | --fabric TOPOLOGY] [--ports N]
- *                     [--tables N] [--slots N] [--payload BYTES]
- *                     [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]
+ *                     [--tables N] [--slots N] [--pool BYTES] [--payload BYTES]
+ *                     [--hold N] [--setups N] [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]
  *                     [--spin] [--verbose]
  * Prints "acis-switchd: listening on HOST:PORT" once bound (port 0 picks
  * one) and linked, or "acis-switchd: listening on verbs LID/QPN (DEV:PORT)"
@@ -35,13 +35,14 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fputs("usage: acis-switchd [--listen HOST:PORT | --verbs DEV[:PORT]] [--uplink HOST:PORT]\n"
-          "                    [--ports N] [--tables N] [--slots N] [--payload BYTES]\n"
+          "                    [--ports N] [--tables N] [--slots N] [--pool BYTES]\n"
+          "                    [--payload BYTES] [--hold N] [--setups N]\n"
           "                    [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]\n"
           "                    [--spin] [--verbose]\n"
           "  --listen    service address (default 127.0.0.1:0: loopback, any free port)\n"
           "  --uplink    join the switch at HOST:PORT as its child in a fabric: segments\n"
           "              are combined here and sent up, rows come from the top; give\n"
-          "              every switch of a fabric the same --payload, --tables, --slots\n"
+          "              a row serves the smallest window and payload of its switches\n"
           "  --links     switches that may link below this one with --uplink (default 0)\n"
           "  --jobs      jobs this switch tracks, its own and those below (default\n"
           "              --ports, at least 256)\n"
@@ -60,6 +61,12 @@ static void usage(FILE *out)
           "  --ports     host ports, the switch radix (default 256)\n"
           "  --tables    communicator table rows (default 32)\n"
           "  --slots     aggregation slots, shared out per row (default 1024)\n"
+          "  --pool      bytes of the aggregation pool, allocated once: every row's\n"
+          "              window of slots (at most --slots / --tables each) and the\n"
+          "              hold buffers (default 8388608)\n"
+          "  --hold      pool buffers for floating-point pieces ahead of their turn\n"
+          "              (default an eighth of the pool)\n"
+          "  --setups    communicator set-ups in progress at once (default 16)\n"
           "  --payload   data bytes per packet (default 16384)\n"
           "  --job-rows  table rows one job may hold (default 3/4 of --tables)\n"
           "  --job-ports host ports one job may hold (default all)\n"

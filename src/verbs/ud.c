@@ -26,7 +26,7 @@
 #define ZCOPY_MIN 2048                  /* smaller payloads are copied */
 #define CACHE_ENTRIES 256
 #define CACHE_BYTES (1ull << 30)
-#define RX_PAD 16           /* 16 + GRH 40 + acis header 72 = 128: every
+#define RX_PAD 8            /* 8 + GRH 40 + acis header 80 = 128: every
                                received payload starts on 64 bytes */
 #define QUIESCE_NS 2000000000ull  /* a send not completed by then never will */
 

@@ -64,7 +64,7 @@ const char *acis_wire_kind_name(unsigned kind)
         "allgather", "reduce_scatter", "scan", "exscan", "?", "?", "?", "?", "?",
         "hello", "welcome", "ct_create", "ct_reply", "ct_free", "ct_freed",
         "stats_req", "stats_reply", "bye", "peer_ask", "link_join", "link_leave",
-        "ct_install"
+        "ct_install", "ct_join"
     };
     return kind <= ACIS_K_LAST ? names[kind] : "?";
 }
@@ -166,6 +166,8 @@ void acis_hdr_encode(const struct acis_hdr *h, uint8_t *out)
     acis_put64(out + 56, h->total_len);
     acis_put32(out + 64, h->rx_off);
     acis_put32(out + 68, h->rx_len);
+    acis_put32(out + 72, h->member);
+    acis_put32(out + 76, h->reserved);
 }
 
 void acis_hdr_decode(const uint8_t *in, struct acis_hdr *h)
@@ -189,6 +191,8 @@ void acis_hdr_decode(const uint8_t *in, struct acis_hdr *h)
     h->total_len = acis_get64(in + 56);
     h->rx_off = acis_get32(in + 64);
     h->rx_len = acis_get32(in + 68);
+    h->member = acis_get32(in + 72);
+    h->reserved = acis_get32(in + 76);
 }
 
 /* CRC of a header with its checksum field read as zero: one run over a
@@ -241,8 +245,9 @@ static int control_len_ok(unsigned kind, uint32_t len, const uint8_t *payload)
     case ACIS_K_PEER_ASK:    return len == 0;
     case ACIS_K_LINK_JOIN:   return len == ACIS_LINK_JOIN_LEN;
     case ACIS_K_LINK_LEAVE:  return len == 0;
+    case ACIS_K_CT_JOIN:     return len == ACIS_CT_JOIN_LEN && acis_get32(payload) > 0;
+    case ACIS_K_CT_INSTALL:  return len == ACIS_CT_INSTALL_LEN && acis_get32(payload) > 0;
     case ACIS_K_CT_CREATE:
-    case ACIS_K_CT_INSTALL:
         return len >= 4 && (len - 4) % 4 == 0 &&
                acis_get32(payload) == (len - 4) / 4 && acis_get32(payload) > 0;
     case ACIS_K_STATS_REPLY:
@@ -286,6 +291,8 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
         return ACIS_WERR_DTYPE;
     if (h->flags & ~ACIS_F_KNOWN)
         return ACIS_WERR_FLAGS;
+    if (h->reserved)
+        return ACIS_WERR_RESERVED;
     if (coll) {
         if (is_reduction(kind) ? !acis_wire_op_valid(h->op, h->dtype)
                                : h->op != ACIS_OP_NONE)

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.seq = 7;
     s.job_key = 42;
     s.total = 1000 - data[1] % 200 / 4 * 4;
-    s.seg_bytes = acis_seg_bytes(PAYLOAD, s.kind, s.dtype);
+    s.seg_bytes = acis_seg_bytes(PAYLOAD, s.kind, s.dtype, 0);
     memset(src, 0xab, sizeof src);
     memset(dst, 0xcd, sizeof dst);
     s.src_buf = src;

@@ -1,5 +1,5 @@
 /* fuzz_switch.c -- libFuzzer harness for the switch core: four hosts of
- * one job join and get a communicator row, and a switch below links to it;
+ * one job join and set up a communicator row, and a switch below links to it;
  * then the input is a sequence of datagrams, each arriving on a port (a
  * host's, the link's, or the service address) -- or, flag 64, at a second
  * core from its parent (the uplink of a switch in a fabric, its two hosts
@@ -9,7 +9,7 @@
  * checksum -- so packets reach the gather/reduce unit and the control
  * plane, not just the decoder.  The cores must not crash, leak
  * (LeakSanitizer) or loop; every packet must be counted in, and after each
- * one the row bookkeeping must add up (check_rows). */
+ * one the row and hold bookkeeping must add up (check_rows). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +66,7 @@ static void control(struct acis_sw *sw, uint32_t port, unsigned kind, uint32_t s
     struct acis_hdr h = {
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
         .opcode = ACIS_OPC(kind, 0), .payload_len = len, .job_key = KEY,
-        .seq = src + 1, .src = src,
+        .seq = kind == ACIS_K_CT_JOIN ? 1 : src + 1, .src = src,
     };
     acis_hdr_encode(&h, pkt);
     memcpy(pkt + ACIS_HDR_LEN, pl, len);
@@ -79,7 +79,8 @@ static void control(struct acis_sw *sw, uint32_t port, unsigned kind, uint32_t s
 static void check_rows(const struct acis_sw *sw)
 {
     uint64_t held = 0, used = 0;
-    for (uint32_t j = 0; j < sw->njobs; j++) {
+    FUZZ_CHECK(sw->pool.held <= sw->pool.nhold && sw->pool.held == sw->c[ACIS_SWC_held]);
+    for (uint32_t j = 0; j < sw->size.jobs; j++) {
         FUZZ_CHECK(sw->up || sw->jobs[j].rows <= sw->o.job_rows);  /* a parent installs */
         held += sw->jobs[j].rows;
     }
@@ -110,10 +111,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     acis_put32(pl, 0);
     acis_put32(pl + 4, ACIS_HELLO_SWITCH);        /* the link: port HOSTS */
     control(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 77, pl, ACIS_HELLO_LEN);
-    acis_put32(pl, HOSTS);
-    for (uint32_t r = 0; r < HOSTS; r++)
-        acis_put32(pl + 4 + 4 * r, r);
-    control(sw, 0, ACIS_K_CT_CREATE, 0, pl, sizeof pl);
+    for (uint32_t r = 0; r < HOSTS; r++) {      /* every member joins the row */
+        acis_put32(pl, HOSTS);
+        acis_put32(pl + 4, r);
+        control(sw, r, ACIS_K_CT_JOIN, r, pl, ACIS_CT_JOIN_LEN);
+    }
     FUZZ_CHECK(io.ctx != 0);
 
     uint64_t c0[ACIS_SWC_COUNT], c1[ACIS_SWC_COUNT], fed = 0;

@@ -45,8 +45,7 @@ static void teardown(void)
 /* A communicator of the given hosts, created on the switch. */
 static struct sim_comm *comm(const int *hosts, int n)
 {
-    struct sim_comm *c = calloc(1, sizeof *c);
-    c->n = n;
+    struct sim_comm *c = sim_comm_new(n);
     memcpy(c->host, hosts, sizeof(int) * (size_t)n);
     ck_assert_uint_eq(sim_ct_create(S, c, 1000 + (uint32_t)hosts[0] * 7 + (uint32_t)n), ACIS_ST_OK);
     return c;
@@ -54,17 +53,17 @@ static struct sim_comm *comm(const int *hosts, int n)
 
 static struct sim_comm *world(int n)
 {
-    int h[SIM_MAX_HOSTS];
+    int *h = malloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++)
         h[i] = i;
-    return comm(h, n);
+    struct sim_comm *c = comm(h, n);
+    free(h);
+    return c;
 }
 
 static void comm_free(struct sim_comm *c)
 {
-    for (int i = 0; i < c->n; i++)
-        acis_window_free(&c->win[i]);
-    free(c);
+    sim_comm_free(c);
 }
 
 /* Allreduce of int32 SUM on c with count elements; checks every member. */
@@ -426,8 +425,8 @@ START_TEST(abstain)
                 ck_assert_uint_eq(((uint8_t *)out[r])[i], 0x5a);
         sim_counters(S);
         ck_assert_uint_eq(S->c[ACIS_SWC_abstained] - before,
-                          (total + acis_seg_bytes(1024, kinds[k], ACIS_DT_F32) - 1) /
-                              acis_seg_bytes(1024, kinds[k], ACIS_DT_F32));
+                          (total + acis_seg_bytes(1024, kinds[k], ACIS_DT_F32, P) - 1) /
+                              acis_seg_bytes(1024, kinds[k], ACIS_DT_F32, P));
     }
     S->abstainer = 0;
     sim_counters(S);
@@ -553,8 +552,10 @@ START_TEST(control_plane)
     ck_assert_uint_eq(sim_ct_create(S, a, 1000 + 3), ACIS_ST_OK);   /* same request */
     ck_assert_uint_eq(a->ctx, ctx);                                 /* same answer */
     struct sim_comm *b = comm(two, 2);
-    struct sim_comm cfull = { .n = 2, .host = { 0, 1 } };
-    ck_assert_uint_eq(sim_ct_create(S, &cfull, 77), ACIS_ST_TABLE_FULL);
+    struct sim_comm *cfull = sim_comm_new(2);
+    cfull->host[0] = 0;
+    cfull->host[1] = 1;
+    ck_assert_uint_eq(sim_ct_create(S, cfull, 77), ACIS_ST_TABLE_FULL);
     sim_counters(S);
     ck_assert_uint_eq(S->c[ACIS_SWC_tables_refused], 1);
     ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 2);
@@ -567,18 +568,27 @@ START_TEST(control_plane)
     ck_assert_uint_ne(b->ctx, old);
     ck_assert_uint_eq(b->ctx & 0xffff, old & 0xffff);
 
-    /* a row naming a rank that never joined */
+    /* a member naming itself outside the communicator; a member list (the
+     * shared-memory switch's CT_CREATE), which a network switch never takes */
     sim_ct_free(S, b);
     uint8_t buf[ACIS_HDR_LEN + 12], pl[12];
     acis_put32(pl, 2);
-    acis_put32(pl + 4, 0);
-    acis_put32(pl + 8, 9);               /* rank 9 of a 3-rank job */
-    sim_control(buf, ACIS_K_CT_CREATE, KEY, 0, 0, 4242, pl, sizeof pl);
-    sim_send_raw(S, 0, buf, sizeof buf);
+    acis_put32(pl + 4, 2);               /* member 2 of 2 */
+    sim_control(buf, ACIS_K_CT_JOIN, KEY, 0, 0, 4242, pl, ACIS_CT_JOIN_LEN);
+    sim_send_raw(S, 0, buf, ACIS_HDR_LEN + ACIS_CT_JOIN_LEN);
     struct sim_pkt p;
     ck_assert(sim_pop(S, 0, &p));
-    ck_assert_uint_eq(acis_get32(p.data + ACIS_HDR_LEN), ACIS_ST_UNKNOWN_RANK);
+    ck_assert_uint_eq(acis_get32(p.data + ACIS_HDR_LEN), ACIS_ST_BAD_REQUEST);
     free(p.data);
+    acis_put32(pl + 4, 0);
+    acis_put32(pl + 8, 1);
+    sim_counters(S);
+    uint64_t foreign = S->c[ACIS_SWC_drop_foreign];
+    sim_control(buf, ACIS_K_CT_CREATE, KEY, 0, 0, 4243, pl, sizeof pl);
+    sim_send_raw(S, 0, buf, sizeof buf);
+    ck_assert(!sim_pop(S, 0, &p));
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_foreign], foreign + 1);
 
     /* a HELLO retry gets the same port */
     uint32_t port1 = S->hosts[1].port;
@@ -597,11 +607,13 @@ START_TEST(control_plane)
     ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 0);
     ck_assert_uint_eq(S->c[ACIS_SWC_jobs], 0);
     ck_assert_uint_eq(S->c[ACIS_SWC_ports_in_use], 0);
-    ck_assert_uint_eq(S->c[ACIS_SWC_buffer_bytes], 0);
+    struct acis_sw_size z;
+    char err[128];
+    acis_sw_size(&o, &z, err, sizeof err);
+    ck_assert_uint_eq(S->c[ACIS_SWC_buffer_bytes], z.pool);   /* fixed, from the start */
     comm_free(a);
     comm_free(b);
-    for (int i = 0; i < cfull.n; i++)
-        acis_window_free(&cfull.win[i]);
+    sim_comm_free(cfull);
 }
 END_TEST
 
@@ -776,7 +788,7 @@ START_TEST(own_block_only_root)
         struct acis_hdr hd = {
             .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
             .opcode = ACIS_OPC(ACIS_K_GATHER, 0), .dtype = ACIS_DT_BYTE, .payload_len = 0,
-            .job_key = KEY, .ctx = c->ctx, .seq = 1, .src = src, .root = 0,
+            .job_key = KEY, .ctx = c->ctx, .seq = 1, .src = src, .root = 0, .member = src,
             .seg_index = src ? 2 : 1, .slot = (uint16_t)(src ? 2 : 1),
             .seg_offset = src ? 2048 : 1024, .total_len = 4096,
         };                         /* segment 1 is inside rank 0's block, 2 in rank 1's */
@@ -848,25 +860,24 @@ START_TEST(job_limits)
     int a3[3] = { 0, 1, 2 }, b2[2] = { 3, 4 };
     struct sim_comm *rows[3];
     for (int r = 0; r < 3; r++) {
-        rows[r] = calloc(1, sizeof *rows[r]);
-        rows[r]->n = 3;
+        rows[r] = sim_comm_new(3);
         memcpy(rows[r]->host, a3, sizeof a3);
         ck_assert_uint_eq(sim_ct_create(S, rows[r], 500 + (uint32_t)r), ACIS_ST_OK);
     }
-    struct sim_comm more = { .n = 3, .host = { 0, 1, 2 } };
-    ck_assert_uint_eq(sim_ct_create(S, &more, 600), ACIS_ST_JOB_LIMIT);
+    struct sim_comm *more = sim_comm_new(3);
+    memcpy(more->host, a3, sizeof a3);
+    ck_assert_uint_eq(sim_ct_create(S, more, 600), ACIS_ST_JOB_LIMIT);
     struct sim_comm *b = comm(b2, 2);                         /* the last row is B's */
     sim_counters(S);
     ck_assert_uint_eq(S->c[ACIS_SWC_tables_in_use], 4);
     ck_assert_uint_eq(S->c[ACIS_SWC_tables_refused], 1);
     /* a freed row is the job's to take again */
     ck_assert_uint_eq(sim_ct_free(S, rows[0]), ACIS_ST_OK);
-    ck_assert_uint_eq(sim_ct_create(S, &more, 601), ACIS_ST_OK);
+    ck_assert_uint_eq(sim_ct_create(S, more, 601), ACIS_ST_OK);
     for (int r = 0; r < 3; r++)
         comm_free(rows[r]);
     comm_free(b);
-    for (int i = 0; i < more.n; i++)
-        acis_window_free(&more.win[i]);
+    sim_comm_free(more);
 }
 END_TEST
 
@@ -913,7 +924,8 @@ START_TEST(emulator)
             .total = sizeof in[m], .src_buf = (const uint8_t *)in[m],
             .src_len = sizeof in[m], .dst_buf = (uint8_t *)got, .dst_len = sizeof got,
         };
-        st[m].seg_bytes = acis_seg_bytes(1024, st[m].kind, st[m].dtype);
+        st[m].seg_bytes = acis_seg_bytes(1024, st[m].kind, st[m].dtype, 0);
+        st[m].member = (uint32_t)m;
         acis_stream_start(&st[m], &w[m]);
     }
     struct emu_got g = { 2, got, st[0].seg_bytes, 0 };

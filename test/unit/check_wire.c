@@ -92,7 +92,8 @@ static void expect(void (*mutate)(struct acis_hdr *), int reseal, enum acis_wire
 }
 
 static void m_magic(struct acis_hdr *h) { h->magic ^= 1; }
-static void m_version(struct acis_hdr *h) { h->version = 2; }
+static void m_version(struct acis_hdr *h) { h->version = ACIS_WIRE_VERSION + 1; }
+static void m_reserved(struct acis_hdr *h) { h->reserved = 1; }
 static void m_opcode(struct acis_hdr *h) { h->opcode = 12; }
 static void m_alg(struct acis_hdr *h) { h->opcode = ACIS_OPC(ACIS_K_ALLREDUCE, 3); }
 static void m_op(struct acis_hdr *h) { h->op = ACIS_OP_COUNT; }
@@ -126,6 +127,7 @@ START_TEST(rejections)
     expect(m_op, 1, ACIS_WERR_OP);
     expect(m_dtype, 1, ACIS_WERR_DTYPE);
     expect(m_flags, 1, ACIS_WERR_FLAGS);
+    expect(m_reserved, 1, ACIS_WERR_RESERVED);
     expect(m_opdt, 1, ACIS_WERR_OP_DTYPE);
     expect(m_bcast_op, 1, ACIS_WERR_OP_DTYPE);
     expect(m_bcast_none, 1, ACIS_WERR_DTYPE);

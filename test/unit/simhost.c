@@ -22,6 +22,28 @@ static int roll(struct sim *s, unsigned pct)
     return pct && (s->rng >> 8) % 100 < pct;
 }
 
+/* Room for one more packet in h's queue (a full queue drops, as UDP
+ * would). */
+static int room(struct sim_host *h)
+{
+    if (h->qtail - h->qhead < h->qcap)
+        return 1;
+    if (h->qcap >= SIM_QUEUE)
+        return 0;
+    size_t cap = h->qcap ? 2 * h->qcap : 8;
+    struct sim_pkt *q = malloc(sizeof *q * cap);
+    if (!q)
+        return 0;
+    for (size_t i = 0; i < h->qtail - h->qhead; i++)
+        q[i] = h->q[(h->qhead + i) % h->qcap];
+    free(h->q);
+    h->qtail -= h->qhead;
+    h->qhead = 0;
+    h->q = q;
+    h->qcap = cap;
+    return 1;
+}
+
 static void push(struct sim_host *h, const struct iovec *iov, int iovcnt)
 {
     if (current && roll(current, current->loss))
@@ -35,17 +57,26 @@ static void push(struct sim_host *h, const struct iovec *iov, int iovcnt)
         memcpy(d + off, iov[i].iov_base, iov[i].iov_len);
         off += iov[i].iov_len;
     }
-    if (h->qtail - h->qhead >= SIM_QUEUE) {       /* a full queue drops, as UDP would */
+    if (!room(h)) {
         free(d);
         return;
     }
-    h->q[h->qtail % SIM_QUEUE] = (struct sim_pkt){ d, len };
+    h->q[h->qtail % h->qcap] = (struct sim_pkt){ d, len };
     h->qtail++;
 }
 
 static int io_open(void *ctx, uint32_t port, const void *peer)
 {
     struct sim *s = ctx;
+    if (port >= s->nports) {
+        uint32_t n = port + 1 > 2 * s->nports ? port + 1 : 2 * s->nports;
+        int *ph = realloc(s->port_host, sizeof(int) * n);
+        if (!ph)
+            return -1;
+        memset(ph + s->nports, 0xff, sizeof(int) * (n - s->nports));
+        s->port_host = ph;
+        s->nports = n;
+    }
     s->port_host[port] = *(const int *)peer;
     s->hosts[*(const int *)peer].port = port;
     return 0;
@@ -54,7 +85,8 @@ static int io_open(void *ctx, uint32_t port, const void *peer)
 static void io_close(void *ctx, uint32_t port)
 {
     struct sim *s = ctx;
-    s->port_host[port] = -1;
+    if (port < s->nports)
+        s->port_host[port] = -1;
 }
 
 static void io_send(void *ctx, const uint32_t *ports, uint32_t n,
@@ -62,7 +94,7 @@ static void io_send(void *ctx, const uint32_t *ports, uint32_t n,
 {
     struct sim *s = ctx;
     for (uint32_t i = 0; i < n; i++)
-        if (ports[i] < 65536 && s->port_host[ports[i]] >= 0) {
+        if (ports[i] < s->nports && s->port_host[ports[i]] >= 0) {
             push(&s->hosts[s->port_host[ports[i]]], iov, iovcnt);
             if (roll(s, s->dup))
                 push(&s->hosts[s->port_host[ports[i]]], iov, iovcnt);
@@ -75,7 +107,8 @@ static void io_reply(void *ctx, const void *peer, const struct iovec *iov, int i
     struct sim_host tmp = { 0 };
     push(&tmp, iov, iovcnt);
     free(s->service.data);
-    s->service = tmp.q[0];
+    s->service = tmp.qtail ? tmp.q[0] : (struct sim_pkt){ NULL, 0 };
+    free(tmp.q);
     s->service_peer = *(const int *)peer;
 }
 
@@ -83,7 +116,6 @@ static void io_reply(void *ctx, const void *peer, const struct iovec *iov, int i
 static struct acis_sw_io sim_reset(struct sim *s)
 {
     memset(s, 0, sizeof *s);
-    memset(s->port_host, 0xff, sizeof s->port_host);
     s->rng = 12345;
     current = s;
     return (struct acis_sw_io){ s, io_open, io_close, io_send, io_reply };
@@ -113,9 +145,40 @@ void sim_fini(struct sim *s)
         struct sim_pkt p;
         while (sim_pop(s, h, &p))
             free(p.data);
+        free(s->hosts[h].q);
     }
+    free(s->hosts);
+    free(s->port_host);
     free(s->service.data);
     s->service.data = NULL;
+    s->hosts = NULL;
+    s->port_host = NULL;
+}
+
+struct sim_comm *sim_comm_new(int n)
+{
+    struct sim_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->n = n;
+    c->host = calloc((size_t)n, sizeof *c->host);
+    c->win = calloc((size_t)n, sizeof *c->win);
+    if (!c->host || !c->win) {
+        sim_comm_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void sim_comm_free(struct sim_comm *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; c->win && i < c->n; i++)
+        acis_window_free(&c->win[i]);
+    free(c->win);
+    free(c->host);
+    free(c);
 }
 
 size_t sim_control(uint8_t *buf, unsigned kind, uint64_t key, uint32_t src, uint32_t ctx,
@@ -138,7 +201,7 @@ int sim_pop(struct sim *s, int h, struct sim_pkt *p)
     struct sim_host *x = &s->hosts[h];
     if (x->qhead == x->qtail)
         return 0;
-    *p = x->q[x->qhead % SIM_QUEUE];
+    *p = x->q[x->qhead % x->qcap];
     x->qhead++;
     return 1;
 }
@@ -169,6 +232,16 @@ int sim_join_at(struct sim *s, uint32_t sw, uint64_t key, uint32_t rank, uint32_
                 uint32_t *status)
 {
     int id = s->nhosts;
+    if (id == s->hcap) {
+        int cap = s->hcap ? 2 * s->hcap : 64;
+        struct sim_host *hs = realloc(s->hosts, sizeof *hs * (size_t)cap);
+        if (!hs) {
+            *status = 0xffffffffu;
+            return -1;
+        }
+        s->hosts = hs;
+        s->hcap = cap;
+    }
     struct sim_host *h = &s->hosts[id];
     uint8_t buf[ACIS_HDR_LEN + ACIS_HELLO_LEN], pl[ACIS_HELLO_LEN] = { 0 };
     memset(h, 0, sizeof *h);
@@ -193,6 +266,12 @@ int sim_join_at(struct sim *s, uint32_t sw, uint64_t key, uint32_t rank, uint32_
         *status = ACIS_ST_OK;
         return id;
     }
+    struct sim_pkt left;
+    while (sim_pop(s, id, &left))
+        free(left.data);
+    free(h->q);
+    if (h->port != 0xffffffffu && h->port < s->nports)
+        s->port_host[h->port] = -1;
     *status = 0xffffffffu;
     if (s->service.data &&
         acis_wire_decode(s->service.data, s->service.len, ACIS_MAX_PAYLOAD, &hd) == ACIS_WERR_OK)
@@ -227,30 +306,42 @@ static void send_data(struct sim *s, int h, const void *pkt, size_t len)
 
 uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req)
 {
-    struct sim_host *lead = &s->hosts[c->host[0]];
-    size_t len = 4 + 4 * (size_t)c->n;
-    uint8_t *pl = malloc(len), *buf = malloc(ACIS_HDR_LEN + len);
-    acis_put32(pl, (uint32_t)c->n);
-    for (int i = 0; i < c->n; i++)
-        acis_put32(pl + 4 + 4 * i, s->hosts[c->host[i]].rank);
-    sim_control(buf, ACIS_K_CT_CREATE, lead->job_key, lead->rank, 0, req, pl, len);
-    sim_send_raw(s, c->host[0], buf, ACIS_HDR_LEN + len);
-    free(pl);
-    free(buf);
-    struct acis_hdr hd;
-    uint8_t r[ACIS_CT_REPLY_LEN];
-    if (!pop_control(s, c->host[0], ACIS_K_CT_REPLY, &hd, r, sizeof r))
-        return 0xffffffffu;
-    c->ctx = acis_get32(r + 4);
-    c->window = acis_get32(r + 8);
-    c->payload = acis_get32(r + 12);
-    c->flags = acis_get32(r + 16);
+    uint32_t leader = s->hosts[c->host[0]].rank;
+    for (int i = 0; i < c->n; i++) {
+        const struct sim_host *h = &s->hosts[c->host[i]];
+        uint8_t pl[ACIS_CT_JOIN_LEN], buf[ACIS_HDR_LEN + ACIS_CT_JOIN_LEN];
+        struct acis_hdr hd = {
+            .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+            .opcode = ACIS_OPC(ACIS_K_CT_JOIN, ACIS_ALG_FLAT), .payload_len = sizeof pl,
+            .job_key = h->job_key, .seq = req, .src = h->rank, .root = leader,
+        };
+        acis_put32(pl, (uint32_t)c->n);
+        acis_put32(pl + 4, (uint32_t)i);
+        acis_hdr_encode(&hd, buf);
+        memcpy(buf + ACIS_HDR_LEN, pl, sizeof pl);
+        acis_hdr_seal(buf, pl, sizeof pl);
+        sim_send_raw(s, c->host[i], buf, sizeof buf);
+    }
+    uint32_t st = 0xffffffffu;
+    for (int i = 0; i < c->n; i++) {
+        struct acis_hdr hd;
+        uint8_t r[ACIS_CT_REPLY_LEN];
+        if (!pop_control(s, c->host[i], ACIS_K_CT_REPLY, &hd, r, sizeof r) ||
+            hd.seq != req || hd.root != leader || (i > 0 && acis_get32(r) != st) ||
+            (i > 0 && acis_get32(r + 4) != c->ctx))
+            return 0xffffffffu;
+        st = acis_get32(r);
+        c->ctx = acis_get32(r + 4);
+        c->window = acis_get32(r + 8);
+        c->payload = acis_get32(r + 12);
+        c->flags = acis_get32(r + 16);
+    }
     c->seq = 0;
     for (int i = 0; i < c->n; i++) {
         acis_window_free(&c->win[i]);
         acis_window_init(&c->win[i], c->window ? c->window : 1);
     }
-    return acis_get32(r);
+    return st;
 }
 
 uint32_t sim_ct_free(struct sim *s, struct sim_comm *c)
@@ -280,6 +371,9 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
         np += colls[k].c->n;
     struct sim_part *p = calloc((size_t)np, sizeof *p);
     int *order = malloc(sizeof(int) * (size_t)np);
+    int *hfirst = malloc(sizeof(int) * (size_t)(s->nhosts + 1)), *pnext = malloc(sizeof(int) * (size_t)np);
+    for (int h = 0; h <= s->nhosts; h++)
+        hfirst[h] = -1;
     for (int k = 0, x = 0; k < n; k++) {
         const struct sim_coll *co = &colls[k];
         uint32_t seq = ++co->c->seq;
@@ -292,7 +386,10 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                 .kind = (uint8_t)co->kind, .op = (uint8_t)co->op, .dtype = (uint8_t)co->dtype,
                 .root = co->root, .ctx = co->c->ctx, .seq = seq, .src = h->rank,
                 .job_key = h->job_key, .total = co->total,
-                .seg_bytes = acis_seg_bytes(co->c->payload, co->kind, co->dtype),
+                .seg_bytes = acis_seg_bytes(co->c->payload, co->kind, co->dtype,
+                                            co->c->flags & ACIS_CT_SCAN_SPLIT ? (uint32_t)co->c->n
+                                                                              : 0),
+                .member = (uint32_t)i,
                 .src_buf = co->m[i].src, .src_off = co->m[i].src_off,
                 .src_len = co->m[i].src_len, .dst_buf = co->m[i].dst,
                 .dst_off = co->m[i].dst_off, .dst_len = co->m[i].dst_len,
@@ -304,6 +401,8 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
             }
             acis_stream_start(&p[x].st, p[x].win);
             order[x] = x;
+            pnext[x] = hfirst[p[x].host];       /* the host's parts, to demultiplex */
+            hfirst[p[x].host] = x;
         }
     }
     srand(seed);
@@ -350,8 +449,8 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
                 struct acis_hdr hd;
                 int x = -1;
                 if (acis_wire_decode(pk.data, pk.len, ACIS_MAX_PAYLOAD, &hd) == ACIS_WERR_OK)
-                    for (int z = 0; z < np && x < 0; z++)
-                        if (p[z].host == p[y].host && p[z].st.ctx == hd.ctx && p[z].st.seq == hd.seq)
+                    for (int z = hfirst[p[y].host]; z >= 0 && x < 0; z = pnext[z])
+                        if (p[z].st.ctx == hd.ctx && p[z].st.seq == hd.seq)
                             x = z;
                 if (x < 0 || (acis_stream_answer(&p[x].st, p[x].win, &hd, pk.data + ACIS_HDR_LEN) &&
                               !s->dup && !s->loss))
@@ -370,6 +469,8 @@ int sim_run(struct sim *s, const struct sim_coll *colls, int n, unsigned seed)
     }
     free(p);
     free(order);
+    free(hfirst);
+    free(pnext);
     return bad || unfinished ? -1 : 0;
 }
 

@@ -11,8 +11,7 @@
 #include "offload/stream.h"
 #include "switch/switch.h"
 
-#define SIM_MAX_HOSTS 256
-#define SIM_QUEUE 4096
+#define SIM_QUEUE 4096              /* packets a host's queue holds at most */
 
 struct sim_pkt {
     uint8_t *data;
@@ -25,16 +24,17 @@ struct sim_host {
     uint32_t rank;               /* global rank in its job */
     uint64_t job_key;
     uint32_t payload, window, credits;
-    struct sim_pkt q[SIM_QUEUE]; /* what the switch sent to this host */
-    size_t qhead, qtail;
+    struct sim_pkt *q;           /* what the switch sent to this host: a ring */
+    size_t qcap, qhead, qtail;
 };
 
 struct sim {
     struct acis_sw *sw;          /* one switch, or */
     struct acis_fabric *fab;     /* a fabric (ports are its fabric ports) */
-    struct sim_host hosts[SIM_MAX_HOSTS];
-    int nhosts;
-    int port_host[65536];        /* port -> host index, -1 */
+    struct sim_host *hosts;      /* nhosts of hcap */
+    int nhosts, hcap;
+    int *port_host;              /* nports entries: port -> host index, -1 */
+    uint32_t nports;
     struct sim_pkt service;      /* last reply on the service port */
     int service_peer;
     uint64_t c[ACIS_SWC_COUNT];
@@ -54,12 +54,16 @@ struct sim {
 /* A communicator: some hosts (in communicator rank order) and its row. */
 struct sim_comm {
     int n;
-    int host[SIM_MAX_HOSTS];
+    int *host;                   /* n entries */
     uint32_t ctx, window, payload;
     uint32_t flags;              /* of the CT_REPLY (ACIS_CT_SPANS, ...) */
     uint32_t seq;
-    struct acis_window win[SIM_MAX_HOSTS];
+    struct acis_window *win;     /* n entries */
 };
+
+/* A communicator of n hosts (host[i] to be filled), and freeing it. */
+struct sim_comm *sim_comm_new(int n);
+void sim_comm_free(struct sim_comm *c);
 
 /* Simulated time: advances 1 us per packet handed to the switch. */
 uint64_t sim_now(void);
@@ -81,8 +85,9 @@ int sim_join_at(struct sim *s, uint32_t sw, uint64_t key, uint32_t rank, uint32_
 /* BYE from host h. */
 void sim_leave(struct sim *s, int h);
 
-/* CT_CREATE from the first host of c with request id req; returns the
- * status and fills c->ctx/window/payload. */
+/* CT_JOIN from every host of c (set-up id req, leader its first host);
+ * returns the status every member was answered (0xffffffff if some got
+ * none or another) and fills c->ctx/window/payload/flags. */
 uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req);
 uint32_t sim_ct_free(struct sim *s, struct sim_comm *c);
 
