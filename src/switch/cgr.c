@@ -42,7 +42,7 @@
 
 #include "sw.h"
 
-enum { TAKEN, NOT_TAKEN, REFUSED };
+enum { TAKEN, NOT_TAKEN, REFUSED, OVERLAP };
 
 /* The piece of a switch below: its children's pieces combined -- the whole
  * segment for a reduction, the root's whole segment or nothing for bcast
@@ -450,7 +450,8 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
 }
 
 /* Fold or place a piece into the current use: TAKEN, NOT_TAKEN (no hold
- * buffer: sent again later) or REFUSED (its place is taken). */
+ * buffer: sent again later), REFUSED (its place is taken) or OVERLAP (its
+ * bytes are placed already). */
 static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t port,
                    const struct acis_hdr *h, const uint8_t *payload)
 {
@@ -478,7 +479,7 @@ static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint3
             acis_reduce(ACIS_OP_BOR, ACIS_DT_U8, u->buf + off, payload, h->payload_len);
         } else {
             if (cover(u->cover, off, h->payload_len) != 0)
-                return REFUSED;                  /* bytes placed already */
+                return OVERLAP;                  /* bytes placed already */
             memcpy(u->buf + off, payload, h->payload_len);
             u->placed += h->payload_len;
         }
@@ -616,8 +617,11 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
             pending(sw, ct, u, h, port);         /* not counted: sent again */
             return;
         }
-        if (taken == REFUSED) {
-            SWC(sw, drop_duplicate)++;
+        if (taken == REFUSED || taken == OVERLAP) {
+            if (taken == OVERLAP)
+                SWC(sw, drop_range)++;
+            else
+                SWC(sw, drop_duplicate)++;
             return;
         }
     }

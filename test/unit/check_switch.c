@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <complex.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -802,6 +803,188 @@ START_TEST(own_block_only_root)
 }
 END_TEST
 
+/* A VAR (gatherv-type) piece of host h: bytes [off, off + len) of a
+ * 1024-byte allgather, seg 0, asking the whole segment back. */
+static void var_piece(struct sim_comm *c, int h, uint64_t key, uint32_t seq, uint32_t off,
+                      uint32_t len, uint8_t fill)
+{
+    uint8_t b[ACIS_HDR_LEN + 1024], d[1024];
+    memset(d, fill, sizeof d);
+    struct acis_hdr hd = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_ALLGATHER, ACIS_ALG_VAR), .dtype = ACIS_DT_BYTE,
+        .payload_len = len, .job_key = key, .ctx = c->ctx, .seq = seq,
+        .src = S->hosts[h].rank, .member = S->hosts[h].rank, .seg_offset = len ? off : 0,
+        .total_len = 1024, .rx_len = 1024, .flags = (uint16_t)(seq % 2 ? 0 : ACIS_F_ROUND),
+        .slot = 0,
+    };
+    acis_hdr_encode(&hd, b);
+    memcpy(b + ACIS_HDR_LEN, d, len);
+    acis_hdr_seal(b, d, len);
+    sim_send_raw(S, h, b, ACIS_HDR_LEN + len);
+}
+
+/* The answer host h got: its flags, its payload into out (len returned). */
+static uint32_t var_answer(int h, uint16_t *flags, uint8_t *out)
+{
+    struct sim_pkt p;
+    struct acis_hdr hd;
+    ck_assert(sim_pop(S, h, &p));
+    ck_assert_int_eq(acis_wire_decode(p.data, p.len, 8192, &hd), ACIS_WERR_OK);
+    *flags = hd.flags;
+    memcpy(out, p.data + ACIS_HDR_LEN, hd.payload_len);
+    free(p.data);
+    return hd.payload_len;
+}
+
+/* Job B gets the row (and its slots' buffers) job A used: pieces that do
+ * not tile a segment never give B a byte of A's.  None at all: the bytes
+ * asked for are zeros; overlapping: refused; some missing: every member
+ * is told to redo the call. */
+START_TEST(var_pieces_never_leak)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.payload = 1024;
+    o.tables = 1;                          /* B must take A's row */
+    o.slots = 4;
+    o.job_rows = 1;
+    setup_opts(o, 2);                      /* hosts 0, 1: job A */
+    uint32_t st;
+    ck_assert_int_eq(sim_join(S, KEY + 1, 0, 2, &st), 2);
+    ck_assert_int_eq(sim_join(S, KEY + 1, 1, 2, &st), 3);
+    int a[2] = { 0, 1 }, b[2] = { 2, 3 };
+    struct sim_comm *ca = comm(a, 2);
+    static uint8_t secret[2][512], out[2][1024];
+    memset(secret, 0xA5, sizeof secret);
+    struct sim_member m[2];
+    for (int r = 0; r < 2; r++)
+        m[r] = (struct sim_member){ secret[r], (uint64_t)r * 512, 512, out[r], 0, 1024 };
+    ck_assert_int_eq(sim_collective(S, ca, ACIS_K_ALLGATHER, 0, ACIS_DT_BYTE, 0, 1024, m, 1),
+                     0);
+    ck_assert_uint_eq(out[1][700], 0xA5);
+    ck_assert_uint_eq(sim_ct_free(S, ca), ACIS_ST_OK);
+    comm_free(ca);
+    struct sim_comm *cb = sim_comm_new(2);
+    memcpy(cb->host, b, sizeof b);
+    ck_assert_uint_eq(sim_ct_create(S, cb, 5), ACIS_ST_OK);
+    ck_assert_uint_eq(cb->ctx & 0xffff, 1);           /* the same row, its slots */
+
+    uint16_t fl;
+    uint8_t got[1024];
+    var_piece(cb, 2, KEY + 1, 1, 0, 0, 0);             /* no piece at all */
+    var_piece(cb, 3, KEY + 1, 1, 0, 0, 0);
+    for (int h = 2; h < 4; h++) {
+        ck_assert_uint_eq(var_answer(h, &fl, got), 1024);
+        for (int i = 0; i < 1024; i++)
+            ck_assert_msg(got[i] == 0, "host %d byte %d: %#x", h, i, got[i]);
+    }
+    sim_counters(S);
+    uint64_t range = S->c[ACIS_SWC_drop_range];
+    var_piece(cb, 2, KEY + 1, 2, 0, 600, 0x11);        /* overlapping pieces */
+    var_piece(cb, 3, KEY + 1, 2, 500, 524, 0x22);
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_range], range + 1);
+    var_piece(cb, 3, KEY + 1, 2, 600, 424, 0x22);      /* then tiling: answered */
+    for (int h = 2; h < 4; h++) {
+        ck_assert_uint_eq(var_answer(h, &fl, got), 1024);
+        ck_assert(got[0] == 0x11 && got[599] == 0x11 && got[600] == 0x22 && got[1023] == 0x22);
+    }
+    uint64_t untiled = S->c[ACIS_SWC_untiled];
+    var_piece(cb, 2, KEY + 1, 3, 0, 300, 0x33);        /* bytes 300..1023 missing */
+    var_piece(cb, 3, KEY + 1, 3, 0, 0, 0);
+    for (int h = 2; h < 4; h++) {
+        ck_assert_uint_eq(var_answer(h, &fl, got), 0);
+        ck_assert_uint_eq(fl & (ACIS_F_ERROR | ACIS_F_ABSTAIN), ACIS_F_ERROR | ACIS_F_ABSTAIN);
+    }
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_untiled], untiled + 1);
+    sim_comm_free(cb);
+}
+END_TEST
+
+/* A transport that only counts what the switch answers. */
+struct tally {
+    uint64_t welcomed, refused;
+};
+
+static int t_open(void *ctx, uint32_t port, const void *peer)
+{
+    (void)ctx;
+    (void)port;
+    (void)peer;
+    return 0;
+}
+
+static void t_close(void *ctx, uint32_t port)
+{
+    (void)ctx;
+    (void)port;
+}
+
+static void t_count(struct tally *t, const struct iovec *iov, int iovcnt)
+{
+    const uint8_t *h = iov[0].iov_base;
+    if (iovcnt == 2 && ACIS_OPC_KIND(h[5]) == ACIS_K_WELCOME) {
+        if (acis_get32(iov[1].iov_base) == ACIS_ST_OK)
+            t->welcomed++;
+        else
+            t->refused++;
+    }
+}
+
+static void t_send(void *ctx, const uint32_t *ports, uint32_t n, const struct iovec *iov,
+                   int iovcnt)
+{
+    (void)ports;
+    for (uint32_t i = 0; i < n; i++)
+        t_count(ctx, iov, iovcnt);
+}
+
+static void t_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
+{
+    (void)peer;
+    t_count(ctx, iov, iovcnt);
+}
+
+/* HELLOs claiming jobs of 2^24 ranks, each with a key of its own, from
+ * a thousand senders: the switch takes what its ports and job table hold,
+ * refuses the rest, and allocates nothing for any of them (on 66c2fb4
+ * each such HELLO allocated and cleared 64 MiB). */
+START_TEST(hello_flood)
+{
+    struct tally t = { 0, 0 };
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    struct acis_sw_io io = { &t, t_open, t_close, t_send, t_reply };
+    char err[128];
+    struct acis_sw *sw = acis_sw_create(&o, &io, err, sizeof err);
+    ck_assert_ptr_nonnull(sw);
+    struct mallinfo2 m0 = mallinfo2();
+    uint8_t b[ACIS_HDR_LEN + ACIS_HELLO_LEN], pl[ACIS_HELLO_LEN] = { 0 };
+    acis_put32(pl, 1u << 24);
+    for (int i = 0; i < 1000; i++) {
+        sim_control(b, ACIS_K_HELLO, KEY + (uint64_t)i * 7919, (uint32_t)i * 4099 % (1u << 24),
+                    0, 1, pl, sizeof pl);
+        acis_sw_input(sw, ACIS_PORT_SERVICE, &i, b, sizeof b);
+    }
+    acis_put32(pl, (1u << 24) + 1);                   /* more than any job may have */
+    sim_control(b, ACIS_K_HELLO, KEY - 1, 0, 0, 1, pl, sizeof pl);
+    acis_sw_input(sw, ACIS_PORT_SERVICE, &(int){ 0 }, b, sizeof b);
+    struct mallinfo2 m1 = mallinfo2();
+    uint64_t c[ACIS_SWC_COUNT];
+    acis_sw_counters(sw, c);
+    ck_assert_uint_eq(t.welcomed, o.ports);
+    ck_assert_uint_eq(t.refused, 1000 - o.ports + 1);
+    ck_assert_uint_eq(c[ACIS_SWC_ports_in_use], o.ports);
+    ck_assert_uint_le(c[ACIS_SWC_jobs], 256);
+#ifndef __SANITIZE_ADDRESS__
+    ck_assert_uint_eq(m1.uordblks + m1.hblkhd, m0.uordblks + m0.hblkhd);
+#endif
+    (void)m0;
+    (void)m1;
+    acis_sw_destroy(sw);
+}
+END_TEST
+
 START_TEST(kernels)
 {
     int8_t a8[2] = { 100, -128 }, b8[2] = { 100, -1 };
@@ -974,6 +1157,8 @@ int main(void)
     tcase_add_test(ctl, emulator);
     tcase_add_test(ctl, long_double_pieces);
     tcase_add_test(ctl, answered_flags);
+    tcase_add_test(ctl, var_pieces_never_leak);
+    tcase_add_test(ctl, hello_flood);
     suite_add_tcase(s, ctl);
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, kernels);
