@@ -6,7 +6,11 @@
 # its counters), not answering, embedded, or a verbs endpoint (with the
 # device port the channel would use, or why none); a malformed CVAR is
 # named and makes it exit 1, as MPI_Init would stop; the table cost per
-# switch of a fabric (--ct-size --topology).
+# switch of a fabric (--ct-size --topology), and that a switch holds what
+# a hardware switch could: at 65,536 ranks on a fat tree of radix 512
+# and on a 64x32x32 torus a row is at most 128 bytes, the pool (the most
+# a switch's buffers ever take) at most 64 MiB, and the communicator fits.
+# (That these figures are what a switch allocates: check_fabric.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 INFO="$top_builddir/tools/acis-info"
 command -v jq >/dev/null || fail "jq is missing (scripts/deps installs it)"
@@ -20,7 +24,8 @@ jq -e --argjson n "$ncv" '
     (.cvars[] | select(.name == "MPIR_CVAR_OFFLOAD") | .value == "auto" and .from == "default") and
     .switch.kind == "embedded" and .node.pus >= 1 and
     (.table.per_communicator | length) == 5 and
-    (.table.per_communicator[0].state_bytes < .table.per_communicator[4].state_bytes)
+    (.table.per_communicator[0].state_bytes == .table.per_communicator[4].state_bytes) and
+    (.table.per_communicator[0].switch_bytes == .table.per_communicator[4].switch_bytes)
 ' "$TMPD/a.json" >/dev/null || { cat "$TMPD/a.json"; fail "defaults report"; }
 
 note "a running acis-switchd, a CVAR from the environment, one communicator size"
@@ -68,6 +73,16 @@ jq -e '
 ' "$TMPD/t.json" >/dev/null || { cat "$TMPD/t.json"; fail "ct-size report"; }
 "$INFO" --ct-size --topology ring 2>"$TMPD/err" && fail "a bad topology passed"
 grep -q "use star, fattree" "$TMPD/err" || { cat "$TMPD/err"; fail "bad topology: no reason"; }
+
+note "65,536 ranks on a fat tree of radix 512 and on a 64x32x32 torus"
+for topo in fattree:leaves=256,spines=128,radix=512 torus:64x32x32; do
+    "$INFO" --ct-size --json --topology $topo --comm-size 65536 >"$TMPD/big.json" ||
+        fail "--ct-size $topo"
+    jq -e '.table.per_communicator[0] | .fits == true and .state_bytes <= 128 and
+        .buffer_bytes_worst <= 67108864 and .window >= 1 and .switch_bytes <= 67108864
+    ' "$TMPD/big.json" >/dev/null || { cat "$TMPD/big.json"; fail "65536 ranks on $topo"; }
+    jq -c '.table.per_communicator[0]' "$TMPD/big.json"
+done
 
 note "text"
 "$INFO" --no-switch >"$TMPD/t.txt" || fail "acis-info (text) failed"
