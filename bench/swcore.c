@@ -6,8 +6,10 @@
  * is not the switch's latency.
  *
  * usage: swcore [-p MEMBERS] [-t COLL] [-s BYTES] [-i ITERS] [-P PAYLOAD]
- *   COLL   allreduce (int32 sum) bcast gather allgather barrier
- *   BYTES  message bytes (each member's block for the gathers), default 8 */
+ *   COLL   allreduce, scan (int32 sum) bcast gather allgather barrier
+ *   BYTES  message bytes (each member's block for the gathers), default 8
+ * It also prints the heap (mallinfo2) before the first collective and
+ * after the last: the switch allocates nothing after it starts. */
 #include "config.h"
 
 #include <malloc.h>
@@ -18,9 +20,10 @@
 
 #include "simhost.h"
 
-static const char *colls[] = { "allreduce", "bcast", "gather", "allgather", "barrier" };
+static const char *colls[] = { "allreduce", "bcast", "gather", "allgather", "barrier",
+                               "scan" };
 static const unsigned kinds[] = { ACIS_K_ALLREDUCE, ACIS_K_BCAST, ACIS_K_GATHER,
-                                  ACIS_K_ALLGATHER, ACIS_K_BARRIER };
+                                  ACIS_K_ALLGATHER, ACIS_K_BARRIER, ACIS_K_SCAN };
 
 int main(int argc, char **argv)
 {
@@ -41,7 +44,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < (int)(sizeof colls / sizeof *colls); k++)
         if (strcmp(what, colls[k]) == 0)
             c = k;
-    if (c < 0 || P < 1 || P > 65535 || iters < 1 || (c == 0 && bytes % 4))
+    if (c < 0 || P < 1 || P > 65535 || iters < 1 || ((c == 0 || c == 5) && bytes % 4))
         goto usage;
     unsigned kind = kinds[c];
     int gathers = kind == ACIS_K_GATHER || kind == ACIS_K_ALLGATHER;
@@ -73,16 +76,18 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int r = 0; r < P; r++) {
-        int sends = kind == ACIS_K_ALLREDUCE || gathers || (kind == ACIS_K_BCAST && r == 0);
+        int sends = kind == ACIS_K_ALLREDUCE || kind == ACIS_K_SCAN || gathers ||
+                    (kind == ACIS_K_BCAST && r == 0);
         int wants = kind != ACIS_K_BARRIER && !(kind == ACIS_K_BCAST && r == 0) &&
                     !(kind == ACIS_K_GATHER && r != 0);
         m[r] = (struct sim_member){ in + (size_t)r * bytes, gathers ? (uint64_t)r * bytes : 0,
                                     sends ? bytes : 0, out + (size_t)r * total, 0,
                                     wants ? total : 0 };
     }
-    unsigned dt = kind == ACIS_K_ALLREDUCE ? ACIS_DT_I32 : kind == ACIS_K_BARRIER ? ACIS_DT_NONE
-                                                                                 : ACIS_DT_BYTE;
-    unsigned op = kind == ACIS_K_ALLREDUCE ? ACIS_OP_SUM : ACIS_OP_NONE;
+    int reduces = kind == ACIS_K_ALLREDUCE || kind == ACIS_K_SCAN;
+    unsigned dt = reduces ? ACIS_DT_I32 : kind == ACIS_K_BARRIER ? ACIS_DT_NONE : ACIS_DT_BYTE;
+    unsigned op = reduces ? ACIS_OP_SUM : ACIS_OP_NONE;
+    struct mallinfo2 h0 = mallinfo2();
     uint64_t t0 = acis_now_ns();
     for (int i = 0; i < iters; i++)
         if (sim_collective(&s, comm, kind, op, dt, 0, total, m, (unsigned)i) != 0) {
@@ -90,7 +95,11 @@ int main(int argc, char **argv)
             return 1;
         }
     uint64_t t1 = acis_now_ns();
+    struct mallinfo2 h1 = mallinfo2();
     sim_counters(&s);
+    printf("heap %zu bytes before, %zu after; the switch's pool %llu bytes\n",
+           h0.uordblks + h0.hblkhd, h1.uordblks + h1.hblkhd,
+           (unsigned long long)s.c[ACIS_SWC_buffer_bytes]);
     printf("%s, %d members, %zu bytes, %u-byte packets: %.2f us per collective "
            "(simulated hosts included), %.1f segments each\n", what, P, bytes, o.payload,
            (double)(t1 - t0) / 1e3 / iters, (double)s.c[ACIS_SWC_segments] / iters);
@@ -101,7 +110,7 @@ int main(int argc, char **argv)
     free(m);
     return 0;
 usage:
-    fprintf(stderr, "usage: swcore [-p MEMBERS] [-t allreduce|bcast|gather|allgather|barrier] "
+    fprintf(stderr, "usage: swcore [-p MEMBERS] [-t allreduce|scan|bcast|gather|allgather|barrier] "
                     "[-s BYTES] [-i ITERS] [-P PAYLOAD]\n");
     return 2;
 }

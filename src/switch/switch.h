@@ -234,7 +234,8 @@ const char *acis_udpsw_address(const struct acis_udpsw *u);
 
 /* Join the switch at parent ("HOST:PORT") as its child in a fabric, before
  * serving: a link HELLO, repeated every 100 ms for up to timeout_ms.  Both
- * must have the same payload, tables and slots.  0 with the link port at
+ * must have as many table rows (rows are numbered alike); a row serves the
+ * smallest payload and window of its switches.  0 with the link port at
  * the parent in *port, or -1 with err filled. */
 int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
                       uint32_t *port, char *err, size_t errlen);

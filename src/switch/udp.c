@@ -295,12 +295,9 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
                 snprintf(err, errlen, "switch %s has no free port for a link", parent);
                 return -1;
             }
-            if (acis_get32(p + 8) != u->o.payload || acis_get32(p + 16) != u->o.tables ||
-                acis_get32(p + 12) != u->o.slots / u->o.tables) {
-                snprintf(err, errlen, "switch %s has payload %u, tables %u, window %u; this "
-                         "one %u, %u, %u: give both the same --payload, --tables, --slots",
-                         parent, acis_get32(p + 8), acis_get32(p + 16), acis_get32(p + 12),
-                         u->o.payload, u->o.tables, u->o.slots / u->o.tables);
+            if (acis_get32(p + 16) != u->o.tables) {   /* rows are numbered alike */
+                snprintf(err, errlen, "switch %s has %u table rows, this one %u: give both "
+                         "the same --tables", parent, acis_get32(p + 16), u->o.tables);
                 return -1;
             }
             u->parent = to;

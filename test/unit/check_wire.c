@@ -182,6 +182,49 @@ START_TEST(control_lengths)
     memcpy(pkt + ACIS_HDR_LEN, pl, 4);
     acis_hdr_seal(pkt, pl, 4);
     ck_assert_int_eq(acis_wire_decode(pkt, ACIS_HDR_LEN + 4, 8192, &d), ACIS_WERR_LENGTH);
+    /* CT_JOIN: a size and a member, the size not 0; CT_INSTALL: a size */
+    unsigned kinds[2] = { ACIS_K_CT_JOIN, ACIS_K_CT_INSTALL };
+    uint32_t lens[2] = { ACIS_CT_JOIN_LEN, ACIS_CT_INSTALL_LEN };
+    for (int k = 0; k < 2; k++)
+        for (uint32_t size = 0; size < 2; size++)
+            for (uint32_t extra = 0; extra <= 4; extra += 4) {
+                h.opcode = ACIS_OPC(kinds[k], 0);
+                h.payload_len = lens[k] + extra;
+                memset(pl, 0, sizeof pl);
+                acis_put32(pl, size);
+                acis_hdr_encode(&h, pkt);
+                memcpy(pkt + ACIS_HDR_LEN, pl, h.payload_len);
+                acis_hdr_seal(pkt, pl, h.payload_len);
+                ck_assert_int_eq(acis_wire_decode(pkt, ACIS_HDR_LEN + h.payload_len, 8192, &d),
+                                 size && !extra ? ACIS_WERR_OK : ACIS_WERR_LENGTH);
+            }
+}
+END_TEST
+
+/* docs/protocol.md's example packet, byte for byte. */
+START_TEST(doc_example)
+{
+    static const uint8_t want[ACIS_HDR_LEN + 8] = {
+        0x41, 0x43, 0x49, 0x53, 0x02, 0x04, 0x01, 0x05, 0x00, 0x00, 0x03, 0x00, 0x08, 0x00, 0x00, 0x00,
+        0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x01, 0x00, 0x01, 0x00, 0x05, 0x00, 0x00, 0x00,
+        0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x5f, 0x69, 0x39, 0x1f,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x07, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff,
+    };
+    const int32_t v[2] = { 7, -1 };
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_ALLREDUCE, 0), .op = ACIS_OP_SUM, .dtype = ACIS_DT_I32,
+        .slot = 3, .payload_len = 8, .job_key = 0x1122334455667788ull, .ctx = 0x10001,
+        .seq = 5, .src = 1, .total_len = 8, .rx_len = 8, .member = 1,
+    }, d;
+    uint8_t b[ACIS_HDR_LEN + 8];
+    acis_hdr_encode(&h, b);
+    memcpy(b + ACIS_HDR_LEN, v, 8);
+    acis_hdr_seal(b, v, 8);
+    ck_assert_mem_eq(b, want, sizeof want);
+    ck_assert_int_eq(acis_wire_decode(want, sizeof want, 8192, &d), ACIS_WERR_OK);
 }
 END_TEST
 
@@ -215,6 +258,7 @@ int main(void)
     tcase_add_test(tc, lengths);
     tcase_add_test(tc, control_lengths);
     tcase_add_test(tc, sizes);
+    tcase_add_test(tc, doc_example);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
