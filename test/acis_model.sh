@@ -91,6 +91,46 @@ grep -q '^| collective | P=32, <=4 KB | P=32, >4 KB | P=64' "$TMPD/table.md" ||
 [ "$(grep -c '^| [a-z_]* | [0-9]' "$TMPD/table.md")" -eq 8 ] || fail "table rows"
 grep -q 'seed 000 fig. 3-9: 2.0x-32.6x' "$TMPD/table.md" || fail "table footer"
 
+note "the figures docs/performance.md quotes"
+awk '/^## acis-model beside seed 000 fig. 3-9/ { f = 1; next } /^## / { f = 0 } f' \
+    "$top_srcdir/docs/performance.md" >"$TMPD/sec.md"
+[ -s "$TMPD/sec.md" ] || fail "docs/performance.md has no acis-model section"
+grep '^| ' "$TMPD/table.md" >"$TMPD/want.rows"
+grep '^| ' "$TMPD/sec.md" | diff "$TMPD/want.rows" - || fail "the doc's table is not --table's"
+range() { sed -n 's/.*; range \([0-9.x-]*\) (seed.*/\1/p' "$1"; }
+"$MODEL" --table --topology torus >"$TMPD/torus.md" || fail "--table --topology torus"
+for r in "$(range "$TMPD/table.md")" "$(range "$TMPD/torus.md")"; do
+    [ -n "$r" ] && grep -qF "$r" "$TMPD/sec.md" || fail "the doc does not give range '$r'"
+done
+# speedups grow with P, but gather's and scatter's above 4 KB fall; they
+# grow with size but allgather's, gather's and scatter's fall
+awk -F'|' '/^\| [a-z_]+ \| [0-9]/ {
+    c = $2; gsub(/ /, "", c); for (i = 3; i <= 8; i++) v[i] = $i + 0
+    if (!(v[3] <= v[5] && v[5] <= v[7])) bad = bad " " c ":P,small"
+    up = v[4] <= v[6] && v[6] <= v[8]
+    if ((c == "gather" || c == "scatter") ? up : !up) bad = bad " " c ":P,large"
+    for (i = 3; i <= 7; i += 2)
+        if ((c == "allgather" || c == "gather" || c == "scatter") ? v[i + 1] >= v[i] : v[i + 1] < v[i])
+            bad = bad " " c ":size"
+} END { if (bad != "") { print "trend broken:" bad; exit 1 } }' "$TMPD/table.md" ||
+    fail "the trends the doc states"
+# software and acis times at 1 KB and 1 MB on 32 and 128 nodes
+for o in 14.8 1; do
+    "$MODEL" --procs 32,64,128 --sizes 1024 --overhead $o \
+        --colls allgather,allreduce,bcast,gather,reduce,reduce_scatter,scatter
+done | awk -F, '$1 != "collective" { k = NR > 22; if (!(k in lo) || $6 < lo[k]) lo[k] = $6
+        if ($6 > hi[k]) hi[k] = $6 }
+    END { printf "%.0f-%.0f µs\n(%.0f-%.0f\n", lo[0], hi[0], lo[1], hi[1] }' >"$TMPD/kb"
+"$MODEL" --procs 32,128 --sizes 1048576 --colls allreduce,bcast,gather |
+    awk -F, 'NR > 1 { sw[$1] = sw[$1] (sw[$1] == "" ? "" : " / ") sprintf("%.0f", $6)
+                      is[$1] = is[$1] (is[$1] == "" ? "" : " / ") sprintf("%.0f", $7) }
+        END { print "MPICH " sw["allreduce"] ", acis " is["allreduce"]
+              print "(" sw["bcast"] ")"; print "MPICH " sw["gather"]; print "acis " is["gather"] }' \
+    >>"$TMPD/kb"
+while IFS= read -r q; do
+    grep -qF -- "$q" "$TMPD/sec.md" || fail "the doc does not say '$q'"
+done <"$TMPD/kb"
+
 note "other topologies and a CSV file"
 "$MODEL" --topology torus:2x2x1 --procs 4 --sizes 8 --colls barrier --csv "$TMPD/t.csv" ||
     fail "torus:2x2x1 at 4 processes"
