@@ -47,6 +47,8 @@ static void usage(FILE *out)
           "  --gap US            LogGP g between two sends of a host (default 0)\n"
           "  --host-bandwidth GBIT  the software path's per-byte cost (default: link)\n"
           "  --host-reduce GBYTE host fold rate, GB/s (default 10)\n"
+          "  --type-size BYTES   bytes of one element (default 8, doubles as in the\n"
+          "                      seed); MPICH's reductions choose by element count\n"
           "  --csv FILE          write the CSV to FILE (default: stdout, unless\n"
           "                      --table or --plot is given)\n"
           "  --table             geometric-mean speedups per collective and P, for\n"
@@ -319,7 +321,9 @@ static int parse_args(int argc, char **argv, struct run *r, const char **csv, in
             double Bps;
             if ((rc = parse_num(o, v, 0, 1e9, &Bps)) == 0)
                 r->m.reduce_per_byte = 1.0 / Bps;
-        } else if (strcmp(o, "--hop") == 0)
+        } else if (strcmp(o, "--type-size") == 0)
+            rc = parse_num(o, v, 0, 1, &r->m.type_size);
+        else if (strcmp(o, "--hop") == 0)
             rc = parse_num(o, v, 1, 1e-9, &r->m.hop);
         else if (strcmp(o, "--overhead") == 0) {
             if ((rc = parse_num(o, v, 1, 1e-6, &r->m.o_send)) == 0)

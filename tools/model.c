@@ -5,8 +5,8 @@
  * Software: every step of an algorithm costs O_s + m G + L + O_r on the
  * critical path (seed 000 eq. 3.2), L being the longest path between two
  * hosts (LogGP's L is an upper bound); reductions add the host's fold
- * time.  The algorithm is the one MPICH 4.0 picks by its default CVARs
- * (MPIR_CVAR_*_SHORT_MSG_SIZE and friends).
+ * time.  The algorithm is the one MPICH 4.0.2 picks by default with one
+ * process per node (see the thresholds below).
  * Switch: each host pays O_s once and O_r once; the data crosses its
  * link once (the bytes it sends or receives, whichever is more), and
  * the latency of the path up the aggregation tree and back down, every
@@ -20,15 +20,36 @@
 
 #include "model.h"
 
-/* MPICH 4.0.2 defaults (src/mpi/coll/mpir_cvars, the classic selection) */
-#define BCAST_SHORT      12288
-#define BCAST_LONG       524288
-#define BCAST_MIN_PROCS  8
-#define ALLREDUCE_SHORT  2048
-#define REDUCE_SHORT     2048
-#define ALLGATHER_SHORT  81920
-#define ALLGATHER_LONG   524288
-#define REDSCAT_LONG     524288
+/* MPICH 4.0.2's default choice for a blocking collective on P processes,
+ * one per node, with a built-in commutative op.  MPI_Xxx goes to the ch4
+ * device (MPIR_CVAR_DEVICE_COLLECTIVES=percoll and
+ * MPIR_CVAR_XXX_DEVICE_COLLECTIVE=true); ch4's tuning file
+ * (maint/tuning/coll/ch4/generic.json) hands a communicator with no node
+ * hierarchy (one process per node makes none: src/mpi/comm/commutil.c)
+ * to the netmod, which calls MPIR_Xxx_impl; MPIR_CVAR_XXX_INTRA_ALGORITHM
+ * = auto then takes the algorithm from maint/tuning/coll/mpir/generic.json
+ * as src/mpi/coll/src/csel.c reads it (compiled into libmpich: test/
+ * acis_model.sh reads the rules back out of the installed one).  The
+ * numbers are that file's; the classic CVARs
+ * (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE=2048 and friends) appear only in
+ * 4.0.2's nonblocking, node-aware (smp) and group code.  avg_msg_size is k;
+ * total_msg_size is k P for allgather and the whole vector for
+ * reduce_scatter; count<pow2 compares the element count with the largest
+ * power of two <= P. */
+#define BCAST_MIN_PROCS  8       /* comm_size<8: binomial at any size */
+#define BCAST_SHORT      12288   /* avg_msg_size<=12288: binomial */
+#define BCAST_LONG       524288  /* pow2 and avg_msg_size<=524288: scatter +
+                                    recursive doubling; above, or not pow2,
+                                    scatter + ring */
+#define ALLREDUCE_TINY   8       /* avg_msg_size<=8 or count<pow2: recursive
+                                    doubling; else Rabenseifner */
+#define REDUCE_SHORT     2048    /* avg_msg_size<=2048 or count<pow2:
+                                    binomial; else reduce-scatter + gather */
+#define ALLGATHER_SHORT  81920   /* not pow2, total_msg_size<81920: Bruck */
+#define ALLGATHER_LONG   524288  /* pow2, total_msg_size<524288: recursive
+                                    doubling; else ring */
+#define REDSCAT_LONG     524288  /* total_msg_size<524288: recursive
+                                    halving; else pairwise */
 
 void model_defaults(struct model_params *m)
 {
@@ -40,6 +61,7 @@ void model_defaults(struct model_params *m)
     m->gap = 0;
     m->host_per_byte = m->per_byte;
     m->reduce_per_byte = 1.0 / 10e9;
+    m->type_size = 8;
 }
 
 static const char *const coll_names[MODEL_COLL_COUNT] = {
@@ -233,18 +255,21 @@ static double software(const struct model_params *m, double L, enum model_coll c
      * and get the result last (two more steps of the whole vector) */
     double extra = pof2 ? 0 : 2 * msg(m, L, k) + fold;
 
+    /* count<pow2: fewer elements than the power-of-two group has ranks */
+    int few = k < (double)p2 * m->type_size;
+
     switch (c) {
     case MODEL_BARRIER:
         *alg = "dissemination";
         return lg * step(m, L);
     case MODEL_BCAST: {
-        if (k < BCAST_SHORT || P < BCAST_MIN_PROCS) {
+        if (P < BCAST_MIN_PROCS || k <= BCAST_SHORT) {
             *alg = "binomial";
             return binomial_bcast(m, L, lg, k);
         }
         /* scatter by binomial tree, then allgather the pieces */
         double part = k * (double)(P - 1) / (double)P * m->host_per_byte;
-        if (k < BCAST_LONG && pof2) {
+        if (pof2 && k <= BCAST_LONG) {
             *alg = "scatter_recursive_doubling_allgather";
             return 2 * lg * step(m, L) + 2 * part;
         }
@@ -252,14 +277,14 @@ static double software(const struct model_params *m, double L, enum model_coll c
         return lg * step(m, L) + part + (double)(P - 1) * msg(m, L, k / (double)P);
     }
     case MODEL_ALLREDUCE:
-        if (k < ALLREDUCE_SHORT) {
+        if (k <= ALLREDUCE_TINY || few) {
             *alg = "recursive_doubling";
             return extra + lgf * (msg(m, L, k) + fold);
         }
         *alg = "reduce_scatter_allgather";
         return extra + rabenseifner(m, L, lgf, p2, k);
     case MODEL_REDUCE:
-        if (k < REDUCE_SHORT) {
+        if (k <= REDUCE_SHORT || few) {
             *alg = "binomial";
             return lg * (msg(m, L, k) + fold);
         }

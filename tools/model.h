@@ -1,6 +1,6 @@
 /* model.h -- a LogGP model of one collective call, in software (MPICH's
- * own algorithms, chosen by MPICH 4.0's default thresholds) and in the
- * switch (acis: each host sends once, switches fold or gather on the
+ * own algorithms, chosen as MPICH 4.0.2 chooses them by default for one
+ * process per node) and in the switch (acis: each host sends once, switches fold or gather on the
  * way up and multicast on the way down), on a star, a fat tree or a
  * torus (seed 000, eq. 3.2-3.5).  acis-model and its unit test use it. */
 #ifndef ACIS_MODEL_H
@@ -32,11 +32,14 @@ struct model_params {
     double host_per_byte;    /* G of the software path (default: the link's) */
     double reduce_per_byte;  /* host time to fold one byte (software only;
                                 the switch folds at line rate) */
+    double type_size;        /* bytes of one element: MPICH compares the
+                                element count with P for reductions */
 };
 
 /* Seed 000 table 3.2 (440 ns, 95.9 Gb/s) and table 5.2 (MPI overhead
  * 14.8 us, port-to-port 52 ns); g = 0, so max(g, O_s) = O_s as in eq.
- * 3.4; the host folds 10 GB/s. */
+ * 3.4; the host folds 10 GB/s; elements are doubles (8 bytes), as in the
+ * seed's OSU runs (§3.6.2). */
 void model_defaults(struct model_params *m);
 
 /* Links and switches on a path: one software message between the two

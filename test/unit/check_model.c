@@ -1,7 +1,8 @@
 /* check_model.c -- Check unit tests of the LogGP model behind acis-model
  * (tools/model.c): the seed's equations 3.2-3.5 come out exactly for a
- * broadcast on a star; MPICH's algorithm choice follows its default
- * thresholds; paths through fat trees and tori have the hop counts their
+ * broadcast on a star; the software side picks MPICH 4.0.2's default
+ * algorithm per collective, size and P (its tuning file's rules) and
+ * costs it step by step; paths through fat trees and tori have the hop counts their
  * shapes give; the in-switch bandwidth term of gathers is P blocks; the
  * small-message speedup does not fall as P grows; topology strings. */
 #include "config.h"
@@ -50,35 +51,148 @@ START_TEST(seed_equations)
 }
 END_TEST
 
-static const char *alg(enum model_coll c, unsigned long P, double k)
+/* MPICH 4.0.2's choice and its cost, one process per node, on a star
+ * with the default parameters: st is one step's fixed cost, G the
+ * software path's per byte, F the host's fold per byte. */
+static struct model_params M;
+static double st, G, F;
+
+static void defaults(void)
 {
-    struct model_params m;
-    model_defaults(&m);
-    struct model_path p = path_of("star", P);
-    struct model_result r;
-    model_coll(&m, &p, c, P, k, &r);
-    return r.algorithm;
+    model_defaults(&M);
+    st = M.o_send + 2 * M.latency + M.hop + M.o_recv;
+    G = M.host_per_byte;
+    F = M.reduce_per_byte;
 }
 
-START_TEST(mpich_choice)
+static struct model_result run(enum model_coll c, unsigned long P, double k)
 {
-    ck_assert_str_eq(alg(MODEL_ALLREDUCE, 8, 2047), "recursive_doubling");
-    ck_assert_str_eq(alg(MODEL_ALLREDUCE, 8, 2048), "reduce_scatter_allgather");
-    ck_assert_str_eq(alg(MODEL_REDUCE, 8, 2047), "binomial");
-    ck_assert_str_eq(alg(MODEL_REDUCE, 8, 2048), "reduce_scatter_gather");
-    ck_assert_str_eq(alg(MODEL_BCAST, 4, 1 << 20), "binomial");
-    ck_assert_str_eq(alg(MODEL_BCAST, 8, 12287), "binomial");
-    ck_assert_str_eq(alg(MODEL_BCAST, 8, 12288), "scatter_recursive_doubling_allgather");
-    ck_assert_str_eq(alg(MODEL_BCAST, 12, 12288), "scatter_ring_allgather");
-    ck_assert_str_eq(alg(MODEL_BCAST, 8, 524288), "scatter_ring_allgather");
-    ck_assert_str_eq(alg(MODEL_ALLGATHER, 8, 1024), "recursive_doubling");
-    ck_assert_str_eq(alg(MODEL_ALLGATHER, 8, 65536), "ring");
-    ck_assert_str_eq(alg(MODEL_ALLGATHER, 6, 1024), "brucks");
-    ck_assert_str_eq(alg(MODEL_ALLGATHER, 6, 16384), "ring");
-    ck_assert_str_eq(alg(MODEL_REDUCE_SCATTER, 8, 524287), "recursive_halving");
-    ck_assert_str_eq(alg(MODEL_REDUCE_SCATTER, 8, 524288), "pairwise");
-    ck_assert_str_eq(alg(MODEL_BARRIER, 8, 0), "dissemination");
-    ck_assert_str_eq(alg(MODEL_GATHER, 8, 4), "binomial");
+    struct model_path p = path_of("star", P);
+    struct model_result r;
+    model_coll(&M, &p, c, P, k, &r);
+    return r;
+}
+
+/* the software time of c is t and its algorithm a */
+#define choice(c, P, k, a, t) do { \
+        struct model_result r_ = run(c, P, k); \
+        ck_assert_str_eq(r_.algorithm, a); \
+        near(r_.software, t); \
+    } while (0)
+
+static double msg(double bytes)
+{
+    return st + bytes * G;
+}
+
+/* generic.json, bcast: comm_size<8 binomial; avg_msg_size<=12288
+ * binomial; pow2 and <=524288 scatter + recursive doubling; else scatter
+ * + ring (ceil(log2 P) scatter steps, P - 1 ring steps). */
+START_TEST(bcast_choice)
+{
+    defaults();
+    choice(MODEL_BCAST, 7, 4 << 20, "binomial", 3 * msg(4 << 20));
+    choice(MODEL_BCAST, 16, 12288, "binomial", 4 * msg(12288));
+    choice(MODEL_BCAST, 12, 12288, "binomial", 4 * msg(12288));
+    choice(MODEL_BCAST, 8, 12289, "scatter_recursive_doubling_allgather",
+           6 * st + 2 * 12289 * 7.0 / 8 * G);
+    choice(MODEL_BCAST, 16, 524288, "scatter_recursive_doubling_allgather",
+           8 * st + 2 * 524288 * 15.0 / 16 * G);
+    choice(MODEL_BCAST, 16, 524289, "scatter_ring_allgather",
+           4 * st + 524289 * 15.0 / 16 * G + 15 * msg(524289 / 16.0));
+    choice(MODEL_BCAST, 12, 12289, "scatter_ring_allgather",
+           4 * st + 12289 * 11.0 / 12 * G + 11 * msg(12289 / 12.0));
+    /* 512 KiB on 65536 nodes: 32 steps, not a ring of 65535; above
+     * 512 KiB MPICH 4.0.2 does run that ring */
+    choice(MODEL_BCAST, 65536, 524288, "scatter_recursive_doubling_allgather",
+           32 * st + 2 * 524288 * 65535.0 / 65536 * G);
+    struct model_result r = run(MODEL_BCAST, 65536, 1 << 20);
+    ck_assert_str_eq(r.algorithm, "scatter_ring_allgather");
+    ck_assert(r.software > 65535 * st);
+}
+END_TEST
+
+/* allreduce: avg_msg_size<=8, or fewer elements than the largest power
+ * of two <= P, recursive doubling; else Rabenseifner.  Not a power of
+ * two: the extra ranks fold into partners first (one vector each way). */
+START_TEST(allreduce_choice)
+{
+    defaults();
+    choice(MODEL_ALLREDUCE, 2, 8, "recursive_doubling", msg(8) + 8 * F);
+    choice(MODEL_ALLREDUCE, 2, 16, "reduce_scatter_allgather", 2 * st + 16 / 2.0 * (2 * G + F));
+    choice(MODEL_ALLREDUCE, 32, 248, "recursive_doubling", 5 * (msg(248) + 248 * F));
+    choice(MODEL_ALLREDUCE, 32, 256, "reduce_scatter_allgather",
+           10 * st + 256 * 31.0 / 32 * (2 * G + F));
+    double extra = 2 * msg(256) + 256 * F;
+    choice(MODEL_ALLREDUCE, 48, 256, "reduce_scatter_allgather",
+           extra + 10 * st + 256 * 31.0 / 32 * (2 * G + F));
+    extra = 2 * msg(248) + 248 * F;
+    choice(MODEL_ALLREDUCE, 48, 248, "recursive_doubling", extra + 5 * (msg(248) + 248 * F));
+    /* 32768 doubles on 65536 ranks: still recursive doubling */
+    choice(MODEL_ALLREDUCE, 65536, 262144, "recursive_doubling",
+           16 * (msg(262144) + 262144 * F));
+    choice(MODEL_ALLREDUCE, 65536, 524288, "reduce_scatter_allgather",
+           32 * st + 524288 * 65535.0 / 65536 * (2 * G + F));
+    /* the rule counts elements: 32 floats are enough on 32 ranks */
+    M.type_size = 4;
+    ck_assert_str_eq(run(MODEL_ALLREDUCE, 32, 128).algorithm, "reduce_scatter_allgather");
+    M.type_size = 8;
+    ck_assert_str_eq(run(MODEL_ALLREDUCE, 32, 128).algorithm, "recursive_doubling");
+}
+END_TEST
+
+/* reduce: avg_msg_size<=2048, or fewer elements than the power of two,
+ * binomial; else reduce-scatter + gather (Rabenseifner's first half,
+ * then a binomial gather). */
+START_TEST(reduce_choice)
+{
+    defaults();
+    choice(MODEL_REDUCE, 32, 2048, "binomial", 5 * (msg(2048) + 2048 * F));
+    choice(MODEL_REDUCE, 32, 2056, "reduce_scatter_gather",
+           10 * st + 2056 * 31.0 / 32 * (2 * G + F));
+    choice(MODEL_REDUCE, 48, 4096, "reduce_scatter_gather",
+           msg(4096) + 4096 * F + 10 * st + 4096 * 31.0 / 32 * (2 * G + F));
+    choice(MODEL_REDUCE, 1024, 4096, "binomial", 10 * (msg(4096) + 4096 * F));
+    choice(MODEL_REDUCE, 1024, 8192, "reduce_scatter_gather",
+           20 * st + 8192 * 1023.0 / 1024 * (2 * G + F));
+}
+END_TEST
+
+/* allgather: pow2 and total_msg_size (k P) < 524288 recursive doubling;
+ * not pow2 and < 81920 Bruck; else ring. */
+START_TEST(allgather_choice)
+{
+    defaults();
+    choice(MODEL_ALLGATHER, 32, 16383, "recursive_doubling", 5 * st + 31 * 16383 * G);
+    choice(MODEL_ALLGATHER, 32, 16384, "ring", 31 * msg(16384));
+    choice(MODEL_ALLGATHER, 40, 2047, "brucks", 6 * st + 39 * 2047 * G);
+    choice(MODEL_ALLGATHER, 40, 2048, "ring", 39 * msg(2048));
+}
+END_TEST
+
+/* gather and scatter: binomial at every size; the root moves the other
+ * P - 1 blocks in ceil(log2 P) messages.  Barrier: dissemination,
+ * ceil(log2 P) rounds. */
+START_TEST(tree_choice)
+{
+    defaults();
+    choice(MODEL_GATHER, 48, 4, "binomial", 6 * st + 47 * 4 * G);
+    choice(MODEL_GATHER, 32, 4 << 20, "binomial", 5 * st + 31 * (4 << 20) * G);
+    choice(MODEL_SCATTER, 48, 4 << 20, "binomial", 6 * st + 47 * (4 << 20) * G);
+    choice(MODEL_BARRIER, 2, 0, "dissemination", st);
+    choice(MODEL_BARRIER, 48, 0, "dissemination", 6 * st);
+}
+END_TEST
+
+/* reduce_scatter (commutative op): the whole vector < 524288 recursive
+ * halving; else pairwise, P - 1 exchanges of a block. */
+START_TEST(reduce_scatter_choice)
+{
+    defaults();
+    choice(MODEL_REDUCE_SCATTER, 32, 524287, "recursive_halving",
+           5 * st + 524287 * 31.0 / 32 * (G + F));
+    choice(MODEL_REDUCE_SCATTER, 32, 524288, "pairwise",
+           31 * (msg(524288 / 32.0) + 524288 / 32.0 * F));
 }
 END_TEST
 
@@ -190,7 +304,12 @@ int main(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("loggp");
     tcase_add_test(tc, seed_equations);
-    tcase_add_test(tc, mpich_choice);
+    tcase_add_test(tc, bcast_choice);
+    tcase_add_test(tc, allreduce_choice);
+    tcase_add_test(tc, reduce_choice);
+    tcase_add_test(tc, allgather_choice);
+    tcase_add_test(tc, tree_choice);
+    tcase_add_test(tc, reduce_scatter_choice);
     tcase_add_test(tc, paths);
     tcase_add_test(tc, topo_strings);
     tcase_add_test(tc, gather_bandwidth);
