@@ -6,6 +6,7 @@
  *   ud.c        one UD queue pair with registered receive and send rings
  *   wr.c        building work requests (no device needed: unit-tested)
  *   regcache.c  memory registrations kept across calls
+ *   sender.c    which datagrams came from the endpoint a host listens to
  *
  * A packet of the wire protocol travels as one UD datagram, so it must fit
  * the port's active MTU.  Every endpoint uses the queue key ACIS_UD_QKEY.
@@ -127,6 +128,19 @@ struct acis_ud_msg {
     struct acis_ib_addr from;
     struct ibv_wc wc;        /* its completion (acis_ud_ah_from) */
 };
+
+/* ------------------------------------------------- senders (sender.c) */
+
+/* 1 if a and b are at the same port: GID, or LID without one. */
+int acis_ud_same_port(const struct acis_ib_addr *a, const struct acis_ib_addr *b);
+/* 1 if a and b are the same queue pair: qpn, at the same port. */
+int acis_ud_same_sender(const struct acis_ib_addr *a, const struct acis_ib_addr *b);
+
+/* Of n datagrams, the indices of those a host takes, in order, into keep
+ * (room for n), and in exact whether peer itself sent each (1) or, while
+ * not joined, another queue pair at peer's port (0); their count. */
+int acis_ud_keep(const struct acis_ud_msg *m, int n, const struct acis_ib_addr *peer,
+                 int joined, int *keep, int *exact);
 
 struct acis_ud;
 

@@ -1,8 +1,9 @@
 /* check_verbs.c -- what the verbs channel does without a device: work
  * requests (one datagram of header and payload, inline when small),
  * payload per MTU, device, port and GID choice from stubbed lists, the
- * registration cache with stubbed registration, credits from posted
- * receive buffers, the recovery service for a switch with no IP address,
+ * registration cache with stubbed registration, which datagrams a host
+ * takes (only its switch's), credits from posted receive buffers, the
+ * recovery service for a switch with no IP address,
  * and the switch with simulated hosts at verbs packet
  * sizes (odd segments, 16-byte elements, loss) through the same
  * segmentation and windows the UDP channel uses. */
@@ -272,6 +273,75 @@ START_TEST(regcache)
 }
 END_TEST
 
+/* -------------------------------------------------------------- senders */
+
+static struct acis_ib_addr lid_qp(uint16_t lid, uint32_t qpn)
+{
+    return (struct acis_ib_addr){ .lid = lid, .qpn = qpn };
+}
+
+static struct acis_ib_addr gid_qp(uint8_t last, uint32_t qpn)
+{
+    struct acis_ib_addr a = { .has_gid = 1, .qpn = qpn };
+    a.gid[0] = 0xfe;
+    a.gid[1] = 0x80;
+    a.gid[15] = last;
+    return a;
+}
+
+/* A host takes datagrams from the endpoint it listens to (the switch's
+ * service endpoint, then its port): the same queue pair at the same LID,
+ * or GID.  Before it joined, also from other queue pairs at that LID or
+ * GID (a switch may answer HELLO from a queue pair per port), marked not
+ * exact; after, never.  The switch's queue pair number from another
+ * port is someone else. */
+START_TEST(sender_filter)
+{
+    struct acis_ib_addr svc = lid_qp(7, 0x1a2b), g = gid_qp(1, 0x1a2b);
+    struct acis_ud_msg m[7];
+    memset(m, 0, sizeof m);
+    m[0].from = lid_qp(9, 0x1a2b);        /* the switch's qpn, another port */
+    m[1].from = svc;
+    m[2].from = lid_qp(7, 0x1a2c);        /* another queue pair on its port */
+    m[3].from = gid_qp(1, 0x1a2b);        /* a GID where a LID is expected */
+    m[4].from = svc;
+    m[5].from = lid_qp(7, 0x11a2b);       /* qpn differs above 16 bits */
+    m[6].from = svc;
+    int keep[7], exact[7];
+    ck_assert_int_eq(acis_ud_keep(m, 7, &svc, 1, keep, exact), 3);     /* joined */
+    ck_assert_int_eq(keep[0], 1);
+    ck_assert_int_eq(keep[1], 4);
+    ck_assert_int_eq(keep[2], 6);
+    ck_assert(exact[0] && exact[1] && exact[2]);
+    ck_assert_int_eq(acis_ud_keep(m, 7, &svc, 0, keep, exact), 5);     /* joining */
+    int want_keep[5] = { 1, 2, 4, 5, 6 }, want_exact[5] = { 1, 0, 1, 0, 1 };
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(keep[i], want_keep[i]);
+        ck_assert_int_eq(exact[i], want_exact[i]);
+    }
+    ck_assert_int_eq(acis_ud_keep(m, 0, &svc, 0, keep, exact), 0);
+
+    ck_assert(acis_ud_same_sender(&g, &g));
+    struct acis_ib_addr g2 = gid_qp(2, 0x1a2b), gl = g, gq = g;
+    gl.lid = 99;                          /* the LID does not count beside a GID */
+    gq.qpn = 5;
+    ck_assert(!acis_ud_same_sender(&g, &g2));
+    ck_assert(acis_ud_same_sender(&g, &gl));
+    ck_assert(!acis_ud_same_sender(&g, &gq));
+    ck_assert(acis_ud_same_port(&g, &gq));
+    ck_assert(!acis_ud_same_port(&g, &g2));
+    ck_assert(!acis_ud_same_port(&svc, &g));
+    m[0].from = g;
+    m[1].from = g2;
+    m[2].from = gq;
+    ck_assert_int_eq(acis_ud_keep(m, 3, &g, 1, keep, exact), 1);
+    ck_assert_int_eq(keep[0], 0);
+    ck_assert_int_eq(acis_ud_keep(m, 3, &g, 0, keep, exact), 2);
+    ck_assert_int_eq(keep[1], 2);
+    ck_assert_int_eq(exact[1], 0);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- credits */
 
 START_TEST(credits)
@@ -411,6 +481,7 @@ int main(void)
     tcase_add_test(t, choose_device);
     tcase_add_test(t, choose_gid);
     tcase_add_test(t, regcache);
+    tcase_add_test(t, sender_filter);
     tcase_add_test(t, credits);
     tcase_add_test(t, peer_service_for_verbs);
     tcase_add_test(t, switch_at_mtu);
