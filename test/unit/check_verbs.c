@@ -2,8 +2,10 @@
  * requests (one datagram of header and payload, inline when small),
  * payload per MTU, device, port and GID choice from stubbed lists, the
  * registration cache with stubbed registration, which datagrams a host
- * takes (only its switch's), credits from posted receive buffers, the
- * recovery service for a switch with no IP address,
+ * takes (only its switch's), the switch's cache of address handles for
+ * service answers (never waits, never drops a handle a send uses),
+ * credits from posted receive buffers, the recovery service for a switch
+ * with no IP address,
  * and the switch with simulated hosts at verbs packet
  * sizes (odd segments, 16-byte elements, loss) through the same
  * segmentation and windows the UDP channel uses. */
@@ -342,6 +344,83 @@ START_TEST(sender_filter)
 }
 END_TEST
 
+/* ---------------------------------------------- service answers' handles */
+
+static int ah_made, ah_dropped;
+static uintptr_t ah_last_dropped;
+
+static struct ibv_ah *fake_make(void *arg, const void *src)
+{
+    (void)arg;
+    if (!src)
+        return NULL;                      /* make fails */
+    ah_made++;
+    return (struct ibv_ah *)(uintptr_t)(0x1000 * (uintptr_t)ah_made);  /* never used */
+}
+
+static void fake_drop(void *arg, struct ibv_ah *ah)
+{
+    (void)arg;
+    ah_dropped++;
+    ah_last_dropped = (uintptr_t)ah;
+}
+
+/* Two entries.  A port asked for again gets its handle (any queue pair
+ * on it); a third port replaces the least recently asked for entry that
+ * no send in flight uses, and gets none -- at once, nothing made or
+ * dropped -- while both are in use. */
+START_TEST(reply_handles)
+{
+    static const int src = 1;
+    struct acis_ib_addr a = lid_qp(7, 1), a2 = lid_qp(7, 2), b = gid_qp(3, 1),
+                        c = lid_qp(8, 1);
+    struct acis_ahcache_stats st;
+    ah_made = ah_dropped = 0;
+    struct acis_ahcache *ac = acis_ahcache_new(2, fake_make, fake_drop, NULL);
+    ck_assert_ptr_nonnull(ac);
+
+    struct ibv_ah *ha = acis_ahcache_get(ac, &a, &src, 0);
+    ck_assert_ptr_nonnull(ha);
+    acis_ahcache_used(ac, 1);                            /* send 1 */
+    ck_assert_ptr_eq(acis_ahcache_get(ac, &a2, &src, 0), ha);  /* same port */
+    acis_ahcache_used(ac, 3);                            /* send 3 */
+    struct ibv_ah *hb = acis_ahcache_get(ac, &b, &src, 0);
+    ck_assert_ptr_nonnull(hb);
+    ck_assert_ptr_ne(hb, ha);
+    acis_ahcache_used(ac, 4);                            /* send 4 */
+    ck_assert_int_eq(ah_made, 2);
+
+    /* sends 3 and 4 in flight: no room for c, and no wait */
+    ck_assert_ptr_null(acis_ahcache_get(ac, &c, &src, 2));
+    ck_assert_int_eq(ah_made, 2);
+    ck_assert_int_eq(ah_dropped, 0);
+    /* send 3 done: a's entry (asked for before b's) goes */
+    struct ibv_ah *hc = acis_ahcache_get(ac, &c, &src, 3);
+    ck_assert_ptr_nonnull(hc);
+    ck_assert_int_eq(ah_dropped, 1);
+    ck_assert_uint_eq(ah_last_dropped, (uintptr_t)ha);
+    acis_ahcache_used(ac, 5);
+    ck_assert_ptr_eq(acis_ahcache_get(ac, &b, &src, 3), hb);   /* b is still there */
+    /* both in use again (4 and 5): a cannot come back */
+    ck_assert_ptr_null(acis_ahcache_get(ac, &a, &src, 3));
+    /* all done, but making one fails: nothing is dropped for it */
+    ck_assert_ptr_null(acis_ahcache_get(ac, &a, NULL, 5));
+    ck_assert_int_eq(ah_dropped, 1);
+    /* b was asked for after c: c goes */
+    ck_assert_ptr_nonnull(acis_ahcache_get(ac, &a, &src, 5));
+    ck_assert_uint_eq(ah_last_dropped, (uintptr_t)hc);
+
+    acis_ahcache_stats(ac, &st);
+    ck_assert_uint_eq(st.hits, 2);
+    ck_assert_uint_eq(st.made, 4);
+    ck_assert_uint_eq(st.evicted, 2);
+    ck_assert_uint_eq(st.full, 2);
+    ck_assert_uint_eq(st.failed, 1);
+    acis_ahcache_free(ac);                               /* drops the two left */
+    ck_assert_int_eq(ah_dropped, 4);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- credits */
 
 START_TEST(credits)
@@ -482,6 +561,7 @@ int main(void)
     tcase_add_test(t, choose_gid);
     tcase_add_test(t, regcache);
     tcase_add_test(t, sender_filter);
+    tcase_add_test(t, reply_handles);
     tcase_add_test(t, credits);
     tcase_add_test(t, peer_service_for_verbs);
     tcase_add_test(t, switch_at_mtu);
