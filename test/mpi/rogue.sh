@@ -7,9 +7,9 @@
 # the switch must have counted and dropped every forged packet.
 # Then a rogue floods the ranks' own sockets with forged answers from
 # MPI_Init on (the switch held stopped until every rank's socket has had
-# its share): the ranks must join their switch, not the rogue, send the
-# rogue nothing, count the forged datagrams and offload every collective
-# with MPICH's results.
+# its share, then let answer while the ranks are stopped): the ranks must
+# join their switch, not the rogue, send the rogue nothing, count the
+# forged datagrams and offload every collective with MPICH's results.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 addr=$(start_switchd 1 --tables 8) || fail "acis-switchd did not start"
@@ -44,12 +44,24 @@ atleast "$(val drop_malformed "$TMPD/stats")" "$(sent bad_crc)" "bad checksums"
 [ "$(val jobs "$TMPD/stats")" = 0 ] || fail "a job is still registered"
 
 note "a rogue floods the ranks' sockets with forged answers, from MPI_Init on"
+# ranks PID: the coll_check processes below PID
+ranks() {
+    todo=$1 found=
+    while [ -n "$todo" ]; do
+        set -- $todo
+        p=$1; shift
+        todo="$* $(cat /proc/"$p"/task/*/children 2>/dev/null)"
+        todo=$(echo $todo)
+        [ "$(cat /proc/"$p"/comm 2>/dev/null)" = coll_check ] && found="$found $p"
+    done
+    echo $found
+}
 addr=$(start_switchd 2 --tables 8) || fail "acis-switchd did not start"
 swpid=$(cat "$TMPD/sw2.pid")
 kill -STOP "$swpid"                 # HELLOs wait; the ranks' sockets are open meanwhile
 MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$addr MPIR_CVAR_OFFLOAD_CONNECT_MS=60000 \
     run_mpi 2 "$TESTS_DIR/coll_check" --offload=$ALL --offload-nb=$ALL --matrix=quick \
-    >"$TMPD/job2.out" 2>&1 &
+    --offloaded=world,reversed >"$TMPD/job2.out" 2>&1 &
 job=$!
 "$TESTS_DIR/rogue" "$addr" --flood-ranks $job --ranks 2 --ready-file "$TMPD/ready" \
     --seconds 600 --stop-file "$TMPD/stop2" >"$TMPD/flood.out" 2>"$TMPD/flood.err" &
@@ -59,7 +71,13 @@ for i in $(seq 300); do
     sleep 0.1
 done
 ready=$([ -f "$TMPD/ready" ] && echo yes)
+# The switch answers while the ranks are stopped, so each rank finds its
+# WELCOME queued among forged answers, as on a loaded host.
+rk=$(ranks $job)
+[ -n "$rk" ] && kill -STOP $rk
 kill -CONT "$swpid"
+sleep 0.3
+[ -n "$rk" ] && kill -CONT $rk
 wait $job
 rc=$?
 touch "$TMPD/stop2"
