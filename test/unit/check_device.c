@@ -6,8 +6,9 @@
  * answers); time spent not asking is not silence; a repeat nobody answers
  * is.  Its join: a WELCOME forged from another socket, valid in all but
  * its sender and there before the real one, is counted and dropped, and
- * the device attaches to the switch that answered; a switch given as a
- * wildcard address (0.0.0.0) is joined where its answers come from. */
+ * the device attaches to the switch that answered; with only such a
+ * WELCOME the join fails saying so; a switch given as a wildcard address
+ * (0.0.0.0) is joined where its answers come from. */
 #include "config.h"
 
 #include <check.h>
@@ -291,6 +292,40 @@ START_TEST(forged_welcome_first)
 }
 END_TEST
 
+/* On UDP a switch answers HELLO from its service address: a WELCOME
+ * from another port, valid in all else, is not taken, and the join's
+ * error says datagrams came from elsewhere. */
+START_TEST(welcome_from_elsewhere)
+{
+    struct sockaddr_storage svc, other, host;
+    socklen_t svc_len, other_len, host_len = sizeof host;
+    int s = local_socket(&svc, &svc_len), f = local_socket(&other, &other_len);
+    struct opener o = { .rc = -2 };
+    acis_addr_format((struct sockaddr *)&svc, svc_len, o.addr, sizeof o.addr);
+    struct acis_host_stats before, after;
+    acis_host_snapshot(&before);
+    pthread_t opener;
+    ck_assert_int_eq(pthread_create(&opener, NULL, open_device, &o), 0);
+    uint8_t hello[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD], pkt[ACIS_HDR_LEN + ACIS_WELCOME_LEN];
+    struct pollfd pf = { s, POLLIN, 0 };
+    ck_assert_int_eq(poll(&pf, 1, 5000), 1);
+    ssize_t n = recvfrom(s, hello, sizeof hello, 0, (struct sockaddr *)&host, &host_len);
+    struct acis_hdr h;
+    ck_assert_int_eq(acis_wire_decode(hello, (size_t)n, ACIS_MAX_PAYLOAD, &h), ACIS_WERR_OK);
+    size_t len = forged_welcome(pkt, h.seq);
+    ck_assert_int_eq(sendto(f, pkt, len, 0, (struct sockaddr *)&host, host_len), (ssize_t)len);
+    pthread_join(opener, NULL);                  /* 5 s: nothing else answers */
+    acis_host_snapshot(&after);
+    ck_assert_int_eq(o.rc, -1);
+    ck_assert_msg(strstr(o.why, "did not answer") &&
+                      strstr(o.why, "datagrams from other addresses were dropped"),
+                  "%s", o.why);
+    ck_assert_uint_ge(after.packets_foreign - before.packets_foreign, 1);
+    close(s);
+    close(f);
+}
+END_TEST
+
 /* A switch listening on every address, given as 0.0.0.0:PORT: its
  * answers come from 127.0.0.1:PORT, where the device sends. */
 START_TEST(wildcard_service_address)
@@ -324,6 +359,7 @@ int main(void)
     TCase *j = tcase_create("join");
     tcase_set_timeout(j, 30);
     tcase_add_test(j, forged_welcome_first);
+    tcase_add_test(j, welcome_from_elsewhere);
     tcase_add_test(j, wildcard_service_address);
     suite_add_tcase(s, j);
     SRunner *sr = srunner_create(s);
