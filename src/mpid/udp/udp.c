@@ -6,8 +6,8 @@
  * address until then, the port after): one from anyone else is counted
  * (packets_foreign) and dropped, so a process that floods the socket
  * cannot take the port over or be answered.  After the connect the
- * kernel drops them before they are queued (and counts them, not us).
- * Batches with sendmmsg/recvmmsg. */
+ * kernel drops them before they are queued (not counted here).  Batches
+ * with sendmmsg/recvmmsg. */
 #include "config.h"
 
 #include <errno.h>
@@ -138,8 +138,8 @@ static int udp_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *le
         lens[got] = m[i].msg_hdr.msg_flags & MSG_TRUNC ? 0 : m[i].msg_len;
         if (got != i)
             memcpy(bufs[got], bufs[i], lens[got]);
-        from[got].a.ip = src[i];
         from[got].len = m[i].msg_hdr.msg_namelen;
+        memcpy(&from[got].a.ip, &src[i], from[got].len);
         from[got].peer = 1;
         got++;
     }
