@@ -87,6 +87,11 @@ struct acis_host_stats {
                                               was the root of that kept its own
                                               block at home: copied locally, its
                                               segments neither sent nor answered */
+    uint64_t packets_foreign;              /* datagrams that came to this process's
+                                              switch channel from anyone but its
+                                              switch (before the join: the service
+                                              address; after: its host port),
+                                              dropped unread */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -12,10 +12,28 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "util/util.h"
 
 #define ACIS_RX_BATCH 32
 
 struct acis_chan;
+
+/* Who sent a received packet, as the channel names its peers: a socket
+ * address (udp) or an RDMA endpoint (verbs); len 0 where the channel has
+ * no senders (shm).  peer 1: the one address the channel listens to (the
+ * service address, after attach our port).  peer 0, only before attach
+ * and only on a channel whose switch may answer HELLO from an endpoint of
+ * its own per port (verbs: another queue pair at the service endpoint's
+ * LID or GID): the device takes nothing from there but the WELCOME it
+ * waits for, and counts the rest as foreign. */
+struct acis_chan_from {
+    union {
+        struct sockaddr_storage ip;
+        struct acis_ib_addr ib;
+    } a;
+    unsigned int len;
+    int peer;
+};
 
 /* Where a channel hands data answers it does not copy (poll). */
 typedef void (*acis_chan_deliver)(void *arg, const struct acis_hdr *h,
@@ -26,16 +44,22 @@ struct acis_chan_ops {
     int sealed;               /* packets must carry their checksum */
     int reliable;             /* nothing is lost: no retransmission, and
                                  waiting long is no sign of failure */
-    /* Reach the switch's service address; why gets a one-line reason. */
+    /* Reach the switch's service address; why gets a one-line reason.
+     * Until attach, the channel takes packets only from that address
+     * (as the kernel reaches it: 0.0.0.0 is the loopback address). */
     int (*open)(struct acis_chan **ch, const char *addr, char *why, size_t whylen);
-    /* From now on talk only to the sender of the last packet received
-     * (the host port that answered HELLO). */
-    int (*attach)(struct acis_chan *ch);
+    /* From now on talk only to from, the sender of the WELCOME that
+     * answered our HELLO (our host port), and take packets only from it. */
+    int (*attach)(struct acis_chan *ch, const struct acis_chan_from *from);
     /* Send n packets in one batch if the channel can. */
     int (*send)(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int n);
     /* Nonblocking: up to max packets into bufs[i] (cap bytes each);
-     * lens[i] set.  Returns the count, 0 if none, -1 on error. */
-    int (*recv)(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max);
+     * lens[i] and from[i] set.  Returns the count, 0 if none, -1 on
+     * error.  A packet from anyone but the switch (its service address
+     * before attach, our port after; see struct acis_chan_from) is not
+     * returned: the channel counts it (packets_foreign) and drops it. */
+    int (*recv)(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens,
+                struct acis_chan_from *from, int max);
     /* Block until readable or timeout_ms; 1 readable, 0 timeout, -1 error. */
     int (*wait)(struct acis_chan *ch, int timeout_ms);
     /* A descriptor poll() can wait on, or -1. */

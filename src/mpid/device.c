@@ -39,8 +39,10 @@ struct acis_dev_ctx {
     int got;
     uint8_t answer[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
     size_t answer_len;
-    /* receive buffers */
+    struct acis_chan_from answer_from;  /* who sent it (the WELCOME's: our port) */
+    /* receive buffers, and who sent what they hold */
     uint8_t *rx[ACIS_RX_BATCH];
+    struct acis_chan_from rx_from[ACIS_RX_BATCH];
     size_t rx_cap;
     /* embedded switch */
     struct acis_udpsw *embedded;
@@ -177,14 +179,23 @@ int acis_dev_send(const struct acis_dev_pkt *pkts, int n)
     return 0;
 }
 
-/* One received datagram: validate, then a control answer we wait for, or
- * a data answer for src/offload. */
-static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len)
+/* One received datagram (from the switch: the channel dropped the
+ * others; before the join, from another endpoint of the switch's only
+ * the WELCOME we wait for): validate, then a control answer we wait for,
+ * kept with its sender, or a data answer for src/offload. */
+static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
+                  const struct acis_chan_from *from)
 {
     struct acis_hdr h;
     size_t max = d->info.max_payload ? d->info.max_payload : ACIS_MAX_PAYLOAD;
-    if (acis_wire_decode(pkt, len, max, &h) != ACIS_WERR_OK || h.job_key != d->key ||
-        !(h.flags & ACIS_F_RESULT) || h.src != ACIS_NO_RANK) {
+    int valid = acis_wire_decode(pkt, len, max, &h) == ACIS_WERR_OK && h.job_key == d->key &&
+                (h.flags & ACIS_F_RESULT) && h.src == ACIS_NO_RANK;
+    if (!from->peer && !(valid && ACIS_OPC_KIND(h.opcode) == ACIS_K_WELCOME &&
+                         d->want_kind == ACIS_K_WELCOME && h.seq == d->want_seq && !d->got)) {
+        ACIS_COUNT(packets_foreign, 1);     /* only our WELCOME may come from there */
+        return 0;
+    }
+    if (!valid) {
         ACIS_COUNT(packets_dropped, 1);
         return 0;
     }
@@ -197,6 +208,7 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len)
         if (kind == d->want_kind && h.seq == d->want_seq && !d->got) {
             memcpy(d->answer, pkt, len);
             d->answer_len = len;
+            d->answer_from = *from;
             d->got = 1;
         }
         return 1;
@@ -225,11 +237,11 @@ static int poll_ctx(struct acis_dev_ctx *d)
     if (d->fault.nheld)
         acis_fault_flush(&d->fault, fault_sink, d, acis_now_ns());
     do {
-        n = d->ops->recv(d->ch, d->rx, d->rx_cap, lens, ACIS_RX_BATCH);
+        n = d->ops->recv(d->ch, d->rx, d->rx_cap, lens, d->rx_from, ACIS_RX_BATCH);
         if (n < 0)
             return -1;
         for (int i = 0; i < n; i++)
-            total += handle(d, d->rx[i], lens[i]);
+            total += handle(d, d->rx[i], lens[i], &d->rx_from[i]);
     } while (n == ACIS_RX_BATCH);
     if (d->ops->poll) {
         if ((n = d->ops->poll(d->ch, deliver_direct, d)) < 0)
@@ -446,8 +458,12 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
     uint32_t seq = ++acis_dev.req;
     acis_put32(pl, world);
     control_packet(&acis_dev, hdr, ACIS_K_HELLO, 0, seq, pl, sizeof pl);
+    uint64_t foreign = atomic_load(&acis_util.host.packets_foreign);
     if (round_trip(&acis_dev, hdr, pl, sizeof pl, ACIS_K_WELCOME, seq, timeout_ms) != 0) {
-        snprintf(why, whylen, "switch %s did not answer within %d ms", addr, timeout_ms);
+        foreign = atomic_load(&acis_util.host.packets_foreign) - foreign;
+        snprintf(why, whylen, "switch %s did not answer within %d ms%s", addr, timeout_ms,
+                 foreign ? " (datagrams from other addresses were dropped: a switch that "
+                           "answers from another address than it was given?)" : "");
         goto fail;
     }
     const uint8_t *w = acis_dev.answer + ACIS_HDR_LEN;
@@ -466,7 +482,7 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         .radix = acis_get32(w + 20), .credits = acis_get32(w + 24),
         .boot = acis_get32(w + 28),
     };
-    if (acis_dev.ops->attach(acis_dev.ch) != 0) {
+    if (acis_dev.ops->attach(acis_dev.ch, &acis_dev.answer_from) != 0) {
         snprintf(why, whylen, "cannot attach to switch port %u", acis_dev.info.port);
         goto fail;
     }

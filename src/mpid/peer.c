@@ -44,19 +44,6 @@ struct acis_peer_ctx {
 
 static struct acis_peer_ctx acis_peer = { .svc = -1, .ask = -1, .wake = -1 };
 
-static int same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-    if (a->ss_family != b->ss_family)
-        return 0;
-    if (a->ss_family == AF_INET) {
-        const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-        return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-    }
-    const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-    return x->sin6_port == y->sin6_port &&
-           memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
-}
-
 static void *service(void *unused)
 {
     (void)unused;
@@ -258,7 +245,7 @@ ssize_t acis_peer_recv(uint8_t *buf, size_t cap, struct acis_hdr *h)
         if (n < 0)
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
         if (acis_wire_decode(buf, (size_t)n, ACIS_MAX_PAYLOAD, h) == ACIS_WERR_OK &&
-            h->job_key == p->key && h->src < p->world && same_addr(&from, &p->addrs[h->src]))
+            h->job_key == p->key && h->src < p->world && acis_addr_same(&from, &p->addrs[h->src]))
             return n;
         ACIS_COUNT(packets_dropped, 1);
     }

@@ -4,8 +4,10 @@
  * looked up in the UDP switch's address map, a sender written as an IPv6
  * address (its GID, or its LID in the last two bytes) with its queue pair
  * number as the scope id.  A multicast copies the packet once and posts
- * a send per member.  Runs in acis-switchd --verbs; built only with
- * libibverbs. */
+ * a send per member.  Answers to senders without a port (service
+ * packets) go through a few cached address handles and never wait for a
+ * send to complete (ahcache.c).  Runs in acis-switchd --verbs; built only
+ * with libibverbs. */
 #include "config.h"
 
 #include <netinet/in.h>
@@ -20,6 +22,7 @@
 #define TX_DEPTH 1024
 #define BATCH 32
 #define SPIN_NS 200000
+#define REPLY_AHS 16             /* address handles kept for service answers */
 
 struct acis_verbsw {
     struct acis_sw *core;
@@ -27,6 +30,7 @@ struct acis_verbsw {
     struct sw_addrmap map;
     struct acis_ud_dest *dest;        /* per port: its address handle */
     struct acis_ud_dest *out;         /* a multicast's destinations */
+    struct acis_ahcache *replies;     /* handles to senders without a port */
     uint32_t ports;
     char address[80];
 };
@@ -89,16 +93,33 @@ static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
         acis_ud_send(v->ud, v->out, k, iov, iovcnt);
 }
 
+/* An answer on the service endpoint.  Its address handle stays cached
+ * (destroying it would mean waiting for the send to complete); with
+ * every cached one still in use it is not sent, as a full UDP socket
+ * would lose it: the host asks again. */
 static void reply(void *ctx, const void *vp, const struct iovec *iov, int iovcnt)
 {
     struct acis_verbsw *v = ctx;
     const struct vpeer *p = vp;
-    struct acis_ud_dest d = { acis_ud_ah_from(v->ud, p->m), p->m->from.qpn };
+    struct acis_ud_dest d = {
+        acis_ahcache_get(v->replies, &p->m->from, p->m, acis_ud_completed(v->ud)),
+        p->m->from.qpn,
+    };
     if (!d.ah)
         return;
     acis_ud_send(v->ud, &d, 1, iov, iovcnt);
-    acis_ud_quiesce(v->ud);
-    ibv_destroy_ah(d.ah);
+    acis_ahcache_used(v->replies, acis_ud_posted(v->ud));
+}
+
+static struct ibv_ah *make_ah(void *arg, const void *m)
+{
+    return acis_ud_ah_from(arg, m);
+}
+
+static void drop_ah(void *arg, struct ibv_ah *ah)
+{
+    (void)arg;
+    ibv_destroy_ah(ah);
 }
 
 struct acis_verbsw *acis_verbsw_create(const char *dev, int port,
@@ -117,7 +138,8 @@ struct acis_verbsw *acis_verbsw_create(const char *dev, int port,
     v->ports = o->ports;
     v->dest = calloc(o->ports, sizeof *v->dest);
     v->out = calloc(o->ports, sizeof *v->out);
-    if (!v->dest || !v->out || sw_addrmap_init(&v->map, o->ports) != 0) {
+    v->replies = acis_ahcache_new(REPLY_AHS, make_ah, drop_ah, v->ud);
+    if (!v->dest || !v->out || !v->replies || sw_addrmap_init(&v->map, o->ports) != 0) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -151,6 +173,9 @@ void acis_verbsw_destroy(struct acis_verbsw *v)
     acis_sw_destroy(v->core);
     for (uint32_t p = 0; v->dest && p < v->ports; p++)
         port_close(v, p);
+    if (v->ud)
+        acis_ud_quiesce(v->ud);                 /* no answer uses a cached handle */
+    acis_ahcache_free(v->replies);
     acis_ud_close(v->ud);
     sw_addrmap_free(&v->map);
     free(v->dest);

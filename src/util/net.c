@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,21 @@ int acis_addr_parse(const char *text, struct sockaddr_storage *out, socklen_t *l
     *len = res->ai_addrlen;
     freeaddrinfo(res);
     return 0;
+}
+
+int acis_addr_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return 0;
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+        return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+    }
+    if (a->ss_family != AF_INET6)
+        return 0;
+    const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+    return x->sin6_port == y->sin6_port &&
+           memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
 }
 
 void acis_addr_format(const struct sockaddr *a, socklen_t len, char *out, size_t outlen)

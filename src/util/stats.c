@@ -45,6 +45,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->short_path = LOAD(h->short_path);
     out->early_return = LOAD(h->early_return);
     out->own_block = LOAD(h->own_block);
+    out->packets_foreign = LOAD(h->packets_foreign);
 }
 
 void acis_stats_zero(void)
@@ -67,4 +68,5 @@ void acis_stats_zero(void)
     atomic_store(&h->short_path, 0);
     atomic_store(&h->early_return, 0);
     atomic_store(&h->own_block, 0);
+    atomic_store(&h->packets_foreign, 0);
 }

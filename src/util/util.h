@@ -110,7 +110,7 @@ struct acis_host_counters {
     atomic_uint_fast64_t retransmits, switch_failures, recovered;
     atomic_uint_fast64_t peer_segments, peer_served, redone;
     atomic_uint_fast64_t hier_calls, helper_rounds, abstained, recovery_failed;
-    atomic_uint_fast64_t short_path, early_return, own_block;
+    atomic_uint_fast64_t short_path, early_return, own_block, packets_foreign;
 };
 
 /* Add v to a counter.  Single-threaded processes (the common case) use a
@@ -147,6 +147,9 @@ struct sockaddr_storage;
 /* Resolve "HOST:PORT" ([v6]:port allowed).  0, or -1 with err filled. */
 int acis_addr_parse(const char *text, struct sockaddr_storage *out,
                     unsigned int *len, char *err, size_t errlen);
+
+/* 1 if a and b are the same IPv4 or IPv6 address and port. */
+int acis_addr_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 
 /* "HOST:PORT" of a socket address. */
 void acis_addr_format(const struct sockaddr *a, unsigned int len, char *out,

@@ -52,6 +52,7 @@ struct acis_ud {
     uint8_t *tx;                        /* tx_depth slots of mtu bytes */
     struct ibv_mr *tx_mr;
     uint32_t tx_depth, tx_head, outstanding;
+    uint64_t posted, completed;         /* sends, ever */
     uint32_t *tx_pending;               /* sends in flight per slot */
     struct acis_regcache *cache;        /* zero-copy payloads, or NULL */
     int zc_out;                         /* zero-copy sends since the last flush */
@@ -86,6 +87,7 @@ static int reap(struct acis_ud *u)
     int n = ibv_poll_cq(u->scq, POST_BATCH, wc), bad = 0;
     if (n < 0)
         return -1;
+    u->completed += (uint64_t)n;
     for (int i = 0; i < n; i++) {
         uint32_t slot = (uint32_t)wc[i].wr_id;
         if (slot < u->tx_depth && u->tx_pending[slot])
@@ -112,6 +114,17 @@ int acis_ud_quiesce(struct acis_ud *u)
 int acis_ud_flush(struct acis_ud *u)
 {
     return u->zc_out ? acis_ud_quiesce(u) : 0;
+}
+
+uint64_t acis_ud_posted(const struct acis_ud *u)
+{
+    return u->posted;
+}
+
+uint64_t acis_ud_completed(struct acis_ud *u)
+{
+    reap(u);                                    /* a failure shows in the next send */
+    return u->completed;
 }
 
 static void *reg(void *arg, void *addr, size_t len, uint32_t *lkey)
@@ -367,10 +380,12 @@ static int post(struct acis_ud *u, uint32_t slot, struct ibv_send_wr *wr, uint32
             uint32_t went = bad ? (uint32_t)(bad - &wr[done]) : 0;   /* those before */
             u->tx_pending[slot] += went;                            /* bad were posted */
             u->outstanding += went;
+            u->posted += went;
             return -1;
         }
         u->tx_pending[slot] += k;
         u->outstanding += k;
+        u->posted += k;
         done += k;
     }
     return 0;

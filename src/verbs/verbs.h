@@ -6,6 +6,8 @@
  *   ud.c        one UD queue pair with registered receive and send rings
  *   wr.c        building work requests (no device needed: unit-tested)
  *   regcache.c  memory registrations kept across calls
+ *   sender.c    which datagrams came from the endpoint a host listens to
+ *   ahcache.c   address handles kept for answers to senders without a port
  *
  * A packet of the wire protocol travels as one UD datagram, so it must fit
  * the port's active MTU.  Every endpoint uses the queue key ACIS_UD_QKEY.
@@ -109,6 +111,39 @@ void acis_regcache_invalidate(struct acis_regcache *rc, const void *addr, size_t
 
 void acis_regcache_stats(const struct acis_regcache *rc, struct acis_regcache_stats *s);
 
+/* ------------------------------ address handle cache (ahcache.c) */
+
+/* Make an address handle to the sender of src (an acis_ud_msg not yet
+ * handed back), or drop one. */
+typedef struct ibv_ah *(*acis_ah_make_fn)(void *arg, const void *src);
+typedef void (*acis_ah_drop_fn)(void *arg, struct ibv_ah *ah);
+
+struct acis_ahcache_stats {
+    uint64_t hits, made, evicted;
+    uint64_t full;           /* asked for while every entry was in use */
+    uint64_t failed;         /* make failed */
+};
+
+struct acis_ahcache;
+
+/* At most entries handles (at least 1).  NULL when out of memory. */
+struct acis_ahcache *acis_ahcache_new(uint32_t entries, acis_ah_make_fn make,
+                                      acis_ah_drop_fn drop, void *arg);
+/* Drop every handle: no send may use one any more (quiesce first). */
+void acis_ahcache_free(struct acis_ahcache *c);
+
+/* The handle to the port at (its qpn aside), made from src if none is
+ * kept, in a free entry or in place of the least recently asked for one
+ * that no send in flight uses: done is how many sends completed.  NULL,
+ * without waiting, if every entry is in use by a send in flight (or make
+ * failed). */
+struct ibv_ah *acis_ahcache_get(struct acis_ahcache *c, const struct acis_ib_addr *at,
+                                const void *src, uint64_t done);
+/* The handle acis_ahcache_get returned last went into send number seq
+ * (acis_ud_posted after it): it is kept until done reaches seq. */
+void acis_ahcache_used(struct acis_ahcache *c, uint64_t seq);
+void acis_ahcache_stats(const struct acis_ahcache *c, struct acis_ahcache_stats *s);
+
 /* ---------------------------------------------------- endpoints (ud.c) */
 
 struct acis_ud_opts {
@@ -127,6 +162,19 @@ struct acis_ud_msg {
     struct acis_ib_addr from;
     struct ibv_wc wc;        /* its completion (acis_ud_ah_from) */
 };
+
+/* ------------------------------------------------- senders (sender.c) */
+
+/* 1 if a and b are at the same port: GID, or LID without one. */
+int acis_ud_same_port(const struct acis_ib_addr *a, const struct acis_ib_addr *b);
+/* 1 if a and b are the same queue pair: qpn, at the same port. */
+int acis_ud_same_sender(const struct acis_ib_addr *a, const struct acis_ib_addr *b);
+
+/* Of n datagrams, the indices of those a host takes, in order, into keep
+ * (room for n), and in exact whether peer itself sent each (1) or, while
+ * not joined, another queue pair at peer's port (0); their count. */
+int acis_ud_keep(const struct acis_ud_msg *m, int n, const struct acis_ib_addr *peer,
+                 int joined, int *keep, int *exact);
 
 struct acis_ud;
 
@@ -162,6 +210,12 @@ int acis_ud_quiesce(struct acis_ud *u);
 /* The same, only if a payload went without a copy since the last flush:
  * before its memory is reused or freed. */
 int acis_ud_flush(struct acis_ud *u);
+
+/* Sends posted so far, and (after taking what completed, without
+ * waiting) sends completed so far.  Sends complete in the order they were
+ * posted: send number k (from 1) is done once acis_ud_completed >= k. */
+uint64_t acis_ud_posted(const struct acis_ud *u);
+uint64_t acis_ud_completed(struct acis_ud *u);
 
 /* Up to max datagrams received, without waiting: count, or -1.  Their
  * buffers stay ours until handed back with acis_ud_repost. */

@@ -1,8 +1,11 @@
 /* check_verbs.c -- what the verbs channel does without a device: work
  * requests (one datagram of header and payload, inline when small),
  * payload per MTU, device, port and GID choice from stubbed lists, the
- * registration cache with stubbed registration, credits from posted
- * receive buffers, the recovery service for a switch with no IP address,
+ * registration cache with stubbed registration, which datagrams a host
+ * takes (only its switch's), the switch's cache of address handles for
+ * service answers (never waits, never drops a handle a send uses),
+ * credits from posted receive buffers, the recovery service for a switch
+ * with no IP address,
  * and the switch with simulated hosts at verbs packet
  * sizes (odd segments, 16-byte elements, loss) through the same
  * segmentation and windows the UDP channel uses. */
@@ -272,6 +275,152 @@ START_TEST(regcache)
 }
 END_TEST
 
+/* -------------------------------------------------------------- senders */
+
+static struct acis_ib_addr lid_qp(uint16_t lid, uint32_t qpn)
+{
+    return (struct acis_ib_addr){ .lid = lid, .qpn = qpn };
+}
+
+static struct acis_ib_addr gid_qp(uint8_t last, uint32_t qpn)
+{
+    struct acis_ib_addr a = { .has_gid = 1, .qpn = qpn };
+    a.gid[0] = 0xfe;
+    a.gid[1] = 0x80;
+    a.gid[15] = last;
+    return a;
+}
+
+/* A host takes datagrams from the endpoint it listens to (the switch's
+ * service endpoint, then its port): the same queue pair at the same LID,
+ * or GID.  Before it joined, also from other queue pairs at that LID or
+ * GID (a switch may answer HELLO from a queue pair per port), marked not
+ * exact; after, never.  The switch's queue pair number from another
+ * port is someone else. */
+START_TEST(sender_filter)
+{
+    struct acis_ib_addr svc = lid_qp(7, 0x1a2b), g = gid_qp(1, 0x1a2b);
+    struct acis_ud_msg m[7];
+    memset(m, 0, sizeof m);
+    m[0].from = lid_qp(9, 0x1a2b);        /* the switch's qpn, another port */
+    m[1].from = svc;
+    m[2].from = lid_qp(7, 0x1a2c);        /* another queue pair on its port */
+    m[3].from = gid_qp(1, 0x1a2b);        /* a GID where a LID is expected */
+    m[4].from = svc;
+    m[5].from = lid_qp(7, 0x11a2b);       /* qpn differs above 16 bits */
+    m[6].from = svc;
+    int keep[7], exact[7];
+    ck_assert_int_eq(acis_ud_keep(m, 7, &svc, 1, keep, exact), 3);     /* joined */
+    ck_assert_int_eq(keep[0], 1);
+    ck_assert_int_eq(keep[1], 4);
+    ck_assert_int_eq(keep[2], 6);
+    ck_assert(exact[0] && exact[1] && exact[2]);
+    ck_assert_int_eq(acis_ud_keep(m, 7, &svc, 0, keep, exact), 5);     /* joining */
+    int want_keep[5] = { 1, 2, 4, 5, 6 }, want_exact[5] = { 1, 0, 1, 0, 1 };
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(keep[i], want_keep[i]);
+        ck_assert_int_eq(exact[i], want_exact[i]);
+    }
+    ck_assert_int_eq(acis_ud_keep(m, 0, &svc, 0, keep, exact), 0);
+
+    ck_assert(acis_ud_same_sender(&g, &g));
+    struct acis_ib_addr g2 = gid_qp(2, 0x1a2b), gl = g, gq = g;
+    gl.lid = 99;                          /* the LID does not count beside a GID */
+    gq.qpn = 5;
+    ck_assert(!acis_ud_same_sender(&g, &g2));
+    ck_assert(acis_ud_same_sender(&g, &gl));
+    ck_assert(!acis_ud_same_sender(&g, &gq));
+    ck_assert(acis_ud_same_port(&g, &gq));
+    ck_assert(!acis_ud_same_port(&g, &g2));
+    ck_assert(!acis_ud_same_port(&svc, &g));
+    m[0].from = g;
+    m[1].from = g2;
+    m[2].from = gq;
+    ck_assert_int_eq(acis_ud_keep(m, 3, &g, 1, keep, exact), 1);
+    ck_assert_int_eq(keep[0], 0);
+    ck_assert_int_eq(acis_ud_keep(m, 3, &g, 0, keep, exact), 2);
+    ck_assert_int_eq(keep[1], 2);
+    ck_assert_int_eq(exact[1], 0);
+}
+END_TEST
+
+/* ---------------------------------------------- service answers' handles */
+
+static int ah_made, ah_dropped;
+static uintptr_t ah_last_dropped;
+
+static struct ibv_ah *fake_make(void *arg, const void *src)
+{
+    (void)arg;
+    if (!src)
+        return NULL;                      /* make fails */
+    ah_made++;
+    return (struct ibv_ah *)(uintptr_t)(0x1000 * (uintptr_t)ah_made);  /* never used */
+}
+
+static void fake_drop(void *arg, struct ibv_ah *ah)
+{
+    (void)arg;
+    ah_dropped++;
+    ah_last_dropped = (uintptr_t)ah;
+}
+
+/* Two entries.  A port asked for again gets its handle (any queue pair
+ * on it); a third port replaces the least recently asked for entry that
+ * no send in flight uses, and gets none -- at once, nothing made or
+ * dropped -- while both are in use. */
+START_TEST(reply_handles)
+{
+    static const int src = 1;
+    struct acis_ib_addr a = lid_qp(7, 1), a2 = lid_qp(7, 2), b = gid_qp(3, 1),
+                        c = lid_qp(8, 1);
+    struct acis_ahcache_stats st;
+    ah_made = ah_dropped = 0;
+    struct acis_ahcache *ac = acis_ahcache_new(2, fake_make, fake_drop, NULL);
+    ck_assert_ptr_nonnull(ac);
+
+    struct ibv_ah *ha = acis_ahcache_get(ac, &a, &src, 0);
+    ck_assert_ptr_nonnull(ha);
+    acis_ahcache_used(ac, 1);                            /* send 1 */
+    ck_assert_ptr_eq(acis_ahcache_get(ac, &a2, &src, 0), ha);  /* same port */
+    acis_ahcache_used(ac, 3);                            /* send 3 */
+    struct ibv_ah *hb = acis_ahcache_get(ac, &b, &src, 0);
+    ck_assert_ptr_nonnull(hb);
+    ck_assert_ptr_ne(hb, ha);
+    acis_ahcache_used(ac, 4);                            /* send 4 */
+    ck_assert_int_eq(ah_made, 2);
+
+    /* sends 3 and 4 in flight: no room for c, and no wait */
+    ck_assert_ptr_null(acis_ahcache_get(ac, &c, &src, 2));
+    ck_assert_int_eq(ah_made, 2);
+    ck_assert_int_eq(ah_dropped, 0);
+    /* send 3 done: a's entry (asked for before b's) goes */
+    struct ibv_ah *hc = acis_ahcache_get(ac, &c, &src, 3);
+    ck_assert_ptr_nonnull(hc);
+    ck_assert_int_eq(ah_dropped, 1);
+    ck_assert_uint_eq(ah_last_dropped, (uintptr_t)ha);
+    acis_ahcache_used(ac, 5);
+    ck_assert_ptr_eq(acis_ahcache_get(ac, &b, &src, 3), hb);   /* b is still there */
+    /* both in use again (4 and 5): a cannot come back */
+    ck_assert_ptr_null(acis_ahcache_get(ac, &a, &src, 3));
+    /* all done, but making one fails: nothing is dropped for it */
+    ck_assert_ptr_null(acis_ahcache_get(ac, &a, NULL, 5));
+    ck_assert_int_eq(ah_dropped, 1);
+    /* b was asked for after c: c goes */
+    ck_assert_ptr_nonnull(acis_ahcache_get(ac, &a, &src, 5));
+    ck_assert_uint_eq(ah_last_dropped, (uintptr_t)hc);
+
+    acis_ahcache_stats(ac, &st);
+    ck_assert_uint_eq(st.hits, 2);
+    ck_assert_uint_eq(st.made, 4);
+    ck_assert_uint_eq(st.evicted, 2);
+    ck_assert_uint_eq(st.full, 2);
+    ck_assert_uint_eq(st.failed, 1);
+    acis_ahcache_free(ac);                               /* drops the two left */
+    ck_assert_int_eq(ah_dropped, 4);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- credits */
 
 START_TEST(credits)
@@ -408,6 +557,8 @@ int main(void)
     tcase_add_test(t, choose_device);
     tcase_add_test(t, choose_gid);
     tcase_add_test(t, regcache);
+    tcase_add_test(t, sender_filter);
+    tcase_add_test(t, reply_handles);
     tcase_add_test(t, credits);
     tcase_add_test(t, peer_service_for_verbs);
     tcase_add_test(t, switch_at_mtu);

@@ -63,9 +63,10 @@ static int shm_open_(struct acis_chan **out, const char *addr, char *why, size_t
     return 0;
 }
 
-static int shm_attach(struct acis_chan *ch)
+static int shm_attach(struct acis_chan *ch, const struct acis_chan_from *from)
 {
     (void)ch;
+    (void)from;
     return 0;
 }
 
@@ -94,12 +95,15 @@ static int shm_send(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int n
     return 0;
 }
 
-static int shm_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max)
+static int shm_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens,
+                    struct acis_chan_from *from, int max)
 {
     int n = 0;
     if (!ch->nctl)
         return 0;
     for (; n < ch->nctl && n < max; n++) {
+        from[n].len = 0;                    /* the switch in our own memory */
+        from[n].peer = 1;
         lens[n] = ch->ctl_len[n] <= cap ? ch->ctl_len[n] : 0;
         if (lens[n])
             memcpy(bufs[n], ch->ctl[n], lens[n]);

@@ -1,7 +1,13 @@
 /* udp.c -- the UDP channel: one datagram socket per process, talking to the
  * switch's service address until HELLO is answered, then connected to the
- * host port that answered (the kernel then drops datagrams from anyone
- * else).  Batches with sendmmsg/recvmmsg. */
+ * host port whose WELCOME answered it (on UDP a switch answers HELLO from
+ * its service address: protocol.md).  Every datagram's source is read and
+ * compared with the one address the channel listens to (the service
+ * address until then, the port after): one from anyone else is counted
+ * (packets_foreign) and dropped, so a process that floods the socket
+ * cannot take the port over or be answered.  After the connect the
+ * kernel drops them before they are queued (not counted here).  Batches
+ * with sendmmsg/recvmmsg. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,10 +25,29 @@
 
 struct acis_chan {
     int fd;
-    struct sockaddr_storage svc, last;
-    socklen_t svc_len, last_len;
+    struct sockaddr_storage svc;      /* where requests go before attach */
+    struct sockaddr_storage peer;     /* the one sender we take datagrams from */
+    socklen_t svc_len;
     int attached, rcvbuf;
 };
+
+/* The address the switch's answers come from when we send to svc: svc as
+ * the kernel routes it (a wildcard 0.0.0.0 or :: reaches the loopback
+ * address), what a connected socket would see.  svc itself if the kernel
+ * has no route (then nothing answers anyway). */
+static void reached(const struct sockaddr_storage *svc, socklen_t len,
+                    struct sockaddr_storage *out)
+{
+    int probe = socket(svc->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    socklen_t l = sizeof *out;
+    *out = *svc;
+    if (probe < 0)
+        return;
+    if (connect(probe, (const struct sockaddr *)svc, len) != 0 ||
+        getpeername(probe, (struct sockaddr *)out, &l) != 0)
+        *out = *svc;
+    close(probe);
+}
 
 static int udp_open(struct acis_chan **out, const char *addr, char *why, size_t whylen)
 {
@@ -33,6 +58,7 @@ static int udp_open(struct acis_chan **out, const char *addr, char *why, size_t 
     }
     if (acis_addr_parse(addr, &ch->svc, &ch->svc_len, why, whylen) != 0)
         goto fail;
+    reached(&ch->svc, ch->svc_len, &ch->peer);
     ch->fd = socket(ch->svc.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (ch->fd < 0) {
         snprintf(why, whylen, "socket: %s", strerror(errno));
@@ -46,10 +72,11 @@ fail:
     return -1;
 }
 
-static int udp_attach(struct acis_chan *ch)
+static int udp_attach(struct acis_chan *ch, const struct acis_chan_from *from)
 {
-    if (connect(ch->fd, (struct sockaddr *)&ch->last, ch->last_len) != 0)
+    if (!from->len || connect(ch->fd, (const struct sockaddr *)&from->a.ip, from->len) != 0)
         return -1;
+    ch->peer = from->a.ip;
     ch->attached = 1;
     return 0;
 }
@@ -86,27 +113,37 @@ static int udp_send(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int n
     return 0;
 }
 
-static int udp_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max)
+static int udp_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens,
+                    struct acis_chan_from *from, int max)
 {
     struct mmsghdr m[ACIS_RX_BATCH];
     struct iovec iov[ACIS_RX_BATCH];
+    struct sockaddr_storage src[ACIS_RX_BATCH];
     if (max > ACIS_RX_BATCH)
         max = ACIS_RX_BATCH;
     for (int i = 0; i < max; i++) {
         iov[i] = (struct iovec){ bufs[i], cap };
         m[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1,
-                                        .msg_name = ch->attached ? NULL : &ch->last,
-                                        .msg_namelen = ch->attached ? 0 : sizeof ch->last };
+                                        .msg_name = &src[i], .msg_namelen = sizeof src[i] };
     }
     int n = recvmmsg(ch->fd, m, (unsigned)max, MSG_DONTWAIT, NULL);
     if (n < 0)
         return errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED ? 0 : -1;
+    int got = 0;
     for (int i = 0; i < n; i++) {
-        lens[i] = m[i].msg_hdr.msg_flags & MSG_TRUNC ? 0 : m[i].msg_len;
-        if (!ch->attached)
-            ch->last_len = m[i].msg_hdr.msg_namelen;
+        if (!acis_addr_same(&src[i], &ch->peer)) {
+            ACIS_COUNT(packets_foreign, 1);         /* not our switch: dropped */
+            continue;
+        }
+        lens[got] = m[i].msg_hdr.msg_flags & MSG_TRUNC ? 0 : m[i].msg_len;
+        if (got != i)
+            memcpy(bufs[got], bufs[i], lens[got]);
+        from[got].len = m[i].msg_hdr.msg_namelen;
+        memcpy(&from[got].a.ip, &src[i], from[got].len);
+        from[got].peer = 1;
+        got++;
     }
-    return n;
+    return got;
 }
 
 static int udp_wait(struct acis_chan *ch, int timeout_ms)

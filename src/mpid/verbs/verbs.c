@@ -1,9 +1,12 @@
 /* verbs.c -- the libibverbs channel (MPIR_CVAR_OFFLOAD_DEVICE=verbs): the
  * wire protocol's packets as unreliable datagrams (src/verbs) to the
- * switch's endpoint, MPIR_CVAR_OFFLOAD_SWITCH=LID/QPN or GID/QPN.  Like
- * the UDP channel it talks to that endpoint until HELLO is answered, then
- * only to the queue pair that answered (the host port), and drops
- * datagrams from anyone else.  The device above does segmentation,
+ * switch's endpoint, MPIR_CVAR_OFFLOAD_SWITCH=LID/QPN or GID/QPN.  Until
+ * HELLO is answered it takes datagrams only from that endpoint, and from
+ * other queue pairs at its LID or GID, where a switch with a queue pair
+ * per port answers from (the device takes only the WELCOME from those);
+ * then it talks to and takes datagrams only from the queue pair whose
+ * WELCOME answered (the host port).  A datagram from anyone else is
+ * counted (packets_foreign) and dropped.  The device above does segmentation,
  * windows and retransmission, as for UDP.  Without RDMA devices, or in a
  * build without libibverbs, opening fails with a one-line reason and the
  * job runs its collectives in MPICH. */
@@ -25,9 +28,9 @@
 struct acis_chan {
     struct acis_ud *ud;
     struct acis_ud_dest to;          /* the service endpoint, then our port */
-    struct ibv_ah *svc_ah, *last_ah; /* last_ah: who answered last */
-    struct acis_ib_addr last, port;  /* ... and where from; our port */
-    int attached;
+    struct ibv_ah *svc_ah, *port_ah; /* port_ah: our port's, if not svc_ah's */
+    struct acis_ib_addr svc, peer;   /* peer: whom we take datagrams from */
+    int joined;                      /* attached to our port */
 };
 
 int acis_verbs_devices(char *names, size_t len)
@@ -59,8 +62,8 @@ static void verbs_close(struct acis_chan *ch)
 {
     if (ch->ud)
         acis_ud_quiesce(ch->ud);
-    if (ch->last_ah)
-        ibv_destroy_ah(ch->last_ah);
+    if (ch->port_ah)
+        ibv_destroy_ah(ch->port_ah);
     if (ch->svc_ah)
         ibv_destroy_ah(ch->svc_ah);
     acis_ud_close(ch->ud);
@@ -95,6 +98,7 @@ static int verbs_open(struct acis_chan **out, const char *addr, char *why, size_
         goto fail;
     }
     ch->to = (struct acis_ud_dest){ ch->svc_ah, svc.qpn };
+    ch->svc = ch->peer = svc;
     *out = ch;
     return 0;
 fail:
@@ -102,13 +106,19 @@ fail:
     return -1;
 }
 
-static int verbs_attach(struct acis_chan *ch)
+/* Our port is the WELCOME's sender: on the verbs switch the service
+ * endpoint itself (its one queue pair), else a handle of its own. */
+static int verbs_attach(struct acis_chan *ch, const struct acis_chan_from *from)
 {
-    if (!ch->last_ah)
+    const struct acis_ib_addr *at = &from->a.ib;
+    if (from->len != sizeof *at)
         return -1;
-    ch->to = (struct acis_ud_dest){ ch->last_ah, ch->last.qpn };
-    ch->port = ch->last;
-    ch->attached = 1;
+    struct ibv_ah *ah = ch->svc_ah;
+    if (!acis_ud_same_sender(at, &ch->svc) && !(ah = ch->port_ah = acis_ud_ah(ch->ud, at)))
+        return -1;
+    ch->to = (struct acis_ud_dest){ ah, at->qpn };
+    ch->peer = *at;
+    ch->joined = 1;
     return 0;
 }
 
@@ -121,42 +131,28 @@ static int verbs_send(struct acis_chan *ch, const struct acis_dev_pkt *pkts, int
     return 0;
 }
 
-/* Before attaching: remember who sent m, to attach to it. */
-static void note_sender(struct acis_chan *ch, const struct acis_ud_msg *m)
-{
-    struct ibv_ah *ah = acis_ud_ah_from(ch->ud, m);
-    if (!ah)
-        return;
-    if (ch->last_ah) {
-        acis_ud_quiesce(ch->ud);
-        ibv_destroy_ah(ch->last_ah);
-    }
-    ch->last_ah = ah;
-    ch->last = m->from;
-}
-
-static int same_sender(const struct acis_ib_addr *a, const struct acis_ib_addr *b)
-{
-    return a->qpn == b->qpn && a->has_gid == b->has_gid &&
-           (a->has_gid ? memcmp(a->gid, b->gid, sizeof a->gid) == 0 : a->lid == b->lid);
-}
-
-static int verbs_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens, int max)
+static int verbs_recv(struct acis_chan *ch, uint8_t **bufs, size_t cap, size_t *lens,
+                      struct acis_chan_from *from, int max)
 {
     struct acis_ud_msg m[ACIS_RX_BATCH];
-    int n = acis_ud_recv(ch->ud, m, max < ACIS_RX_BATCH ? max : ACIS_RX_BATCH), got = 0;
-    for (int i = 0; i < n; i++) {
-        if (ch->attached && !same_sender(&m[i].from, &ch->port))
-            continue;                           /* not our port: dropped */
-        if (!ch->attached)
-            note_sender(ch, &m[i]);
-        lens[got] = m[i].len <= cap ? m[i].len : 0;
-        memcpy(bufs[got], m[i].data, lens[got]);
-        got++;
+    int keep[ACIS_RX_BATCH], exact[ACIS_RX_BATCH];
+    int n = acis_ud_recv(ch->ud, m, max < ACIS_RX_BATCH ? max : ACIS_RX_BATCH);
+    if (n < 0)
+        return -1;
+    int got = acis_ud_keep(m, n, &ch->peer, ch->joined, keep, exact);
+    if (got < n)
+        ACIS_COUNT(packets_foreign, (uint64_t)(n - got));   /* not our switch: dropped */
+    for (int k = 0; k < got; k++) {
+        const struct acis_ud_msg *x = &m[keep[k]];
+        lens[k] = x->len <= cap ? x->len : 0;
+        memcpy(bufs[k], x->data, lens[k]);
+        from[k].a.ib = x->from;
+        from[k].len = sizeof x->from;
+        from[k].peer = exact[k];
     }
     if (n > 0 && acis_ud_repost(ch->ud, m, n) != 0)
         return -1;
-    return n < 0 ? -1 : got;
+    return got;
 }
 
 static int verbs_wait(struct acis_chan *ch, int timeout_ms)
