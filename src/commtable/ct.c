@@ -17,13 +17,18 @@
 
 /* F_MY_WIN and F_MY_WIN_NEG (its complement) carry each member's own
  * window: after the MAX both give the largest and the smallest, so every
- * member sees alike whether all made their state for the same window. */
+ * member sees alike whether all made their state for the same window.
+ * The fields are u32 values carried as int64: MPICH 4.0.2's MPI_MAX
+ * compares MPI_UINT32_T (and every unsigned type) as signed, so a context
+ * id or set-up id of 2^31 or more lost to a 0.  Set-up ids always have
+ * their top bit set (acis_dev_request_id), so every set-up on a network
+ * switch depends on this: a regression fails every MPI test at once. */
 enum { F_STATUS, F_CTX, F_WINDOW, F_PAYLOAD, F_FLAGS, F_LOCAL_FAIL, F_LOST, F_MY_WIN,
        F_MY_WIN_NEG, F_ID, F_COUNT };
 
 /* The switch's answer to this member into mine (status + 1: 0 is "no
  * answer" in the MAX that follows), or a local failure. */
-static void ask_switch(const struct acis_comm *cs, uint32_t id, uint32_t *mine)
+static void ask_switch(const struct acis_comm *cs, uint32_t id, int64_t *mine)
 {
     uint32_t st = 0, ctx = 0, win = 0, pl = 0, flags = 0;
     acis_dev_lock();
@@ -119,7 +124,7 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     }
 
     /* status is sent +1 so that 0 means "no answer" in the MAX below */
-    uint32_t mine[F_COUNT] = { 0 }, all[F_COUNT];
+    int64_t mine[F_COUNT] = { 0 }, all[F_COUNT];
     free(cs->granks);
     cs->granks = member_ranks(cs);     /* recovery asks members by global rank */
     int dup_ok = make_shadow(cs);      /* collective: first, on every member */
@@ -131,17 +136,17 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
         /* first agree that every member can join, on rank 0's id */
         if (cs->rank == 0)
             mine[F_ID] = acis_dev_request_id();
-        PMPI_Allreduce(mine, all, F_COUNT, MPI_UINT32_T, MPI_MAX, cs->comm);
+        PMPI_Allreduce(mine, all, F_COUNT, MPI_INT64_T, MPI_MAX, cs->comm);
         if (!all[F_LOCAL_FAIL] && !all[F_LOST])
-            ask_switch(cs, all[F_ID], mine);
+            ask_switch(cs, (uint32_t)all[F_ID], mine);
         else
             mine[F_LOCAL_FAIL] = 1;
     } else if (cs->rank == 0 && !lost && !mine[F_LOCAL_FAIL]) {
         ask_switch(cs, 0, mine);
     }
-    PMPI_Allreduce(mine, all, F_COUNT, MPI_UINT32_T, MPI_MAX, cs->comm);
+    PMPI_Allreduce(mine, all, F_COUNT, MPI_INT64_T, MPI_MAX, cs->comm);
 
-    uint32_t row = (all[F_CTX] & 0xffff) - 1;
+    uint32_t row = (uint32_t)(all[F_CTX] & 0xffff) - 1;
     int ok = all[F_STATUS] == ACIS_ST_OK + 1 && !all[F_LOCAL_FAIL] && !all[F_LOST] &&
              row < acis_ct.rows && all[F_WINDOW] && all[F_WINDOW] <= all[F_MY_WIN] &&
              UINT32_MAX - all[F_MY_WIN_NEG] == all[F_MY_WIN] &&
@@ -152,7 +157,7 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
             PMPI_Comm_free(&cs->shadow);       /* every member refuses alike */
         if (cs->rank == 0 && all[F_STATUS] == ACIS_ST_OK + 1) {
             acis_dev_lock();
-            acis_dev_ct_free(all[F_CTX]);              /* someone else failed */
+            acis_dev_ct_free((uint32_t)all[F_CTX]);    /* someone else failed */
             acis_dev_unlock();
         }
         cs->state = ACIS_CT_REFUSED;
@@ -170,11 +175,11 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     }
     acis_dev_lock();                   /* answers are delivered, and the peer service
                                           finds cs->off by ctx, under the lock */
-    cs->ctx = all[F_CTX];
-    cs->window = all[F_WINDOW];
+    cs->ctx = (uint32_t)all[F_CTX];
+    cs->window = (uint32_t)all[F_WINDOW];
     if (cs->off && acis_ct.off_window)
         acis_ct.off_window(cs->off, cs->window);
-    cs->payload = all[F_PAYLOAD];
+    cs->payload = (uint32_t)all[F_PAYLOAD];
     cs->scan_split = (all[F_FLAGS] & ACIS_CT_SCAN_SPLIT) != 0;
     cs->no_scan = (all[F_FLAGS] & ACIS_CT_SPANS) != 0 ||   /* not even the widest
                                                                element fits a piece */

@@ -556,8 +556,7 @@ int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
 
 uint32_t acis_dev_request_id(void)
 {
-    uint32_t id = ++acis_dev.req;
-    return id ? id : ++acis_dev.req;
+    return ++acis_dev.req | 0x80000000u;
 }
 
 int acis_dev_joins(void)

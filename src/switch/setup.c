@@ -91,6 +91,9 @@ static struct sw_setup *claim(struct acis_sw *sw, uint32_t job, const struct aci
     su->payload = sw->o.payload;
     su->last_ns = now;
     sw->jobs[job].setups++;
+    if (sw->o.verbose)
+        fprintf(stderr, "acis-switch: set-up %u of rank %u for %u members of job %016llx\n",
+                su->id, su->leader, size, (unsigned long long)sw->jobs[job].key);
     return su;
 }
 
