@@ -233,10 +233,11 @@ static int start_main(struct acis_exec *x)
         return failed(x, MPI_ERR_INTERN, "selected for offload without a plan");
     /* Past what one stream numbers: every member sees the same total and
      * payload here (gatherv and scatterv after the size exchange), so all
-     * go to MPICH alike. */
+     * go to MPICH alike, counted as redone (the phase says it began). */
     if (!acis_stream_fits(p->total, acis_seg_bytes(x->c.cs->payload, p->kind, p->dtype))) {
         acis_log(1, "%s: %llu bytes are more segments than a stream numbers; it runs in MPICH",
                  acis_coll_name(x->c.coll), (unsigned long long)p->total);
+        x->phase = ACIS_PHASE_MAIN;
         return ACIS_OP_SOFTWARE;
     }
     int no_data = injected_nomem(x) ||
