@@ -22,13 +22,14 @@
 #   vector with a range back (reductions).
 #
 # With count * size in int in the plans (tried on 2026-11-27) the
-# allgather returned wrong blocks, offloaded, on both channels, so did
-# the gather and the scatter on shm, and the reduce_scatter_block hung
-# there until killed; with packs
+# allgather returned wrong blocks, offloaded, on both channels, so did the
+# gather, scatter and iallgather on shm, and the reduce_scatter (and, run
+# alone, the reduce_scatter_block) hung there until killed; with packs
 # refused past INT_MAX the holey bcast went to MPICH behind the counters'
 # back; with the size limit capped at INT32_MAX the udp job's calls ran
-# in MPICH.  2 min 44 s to 4 min 19 s here (2 cores, load average 10-12
-# from other jobs; the UDP calls vary most).
+# in MPICH.  2 min 44 s to 4 min 19 s
+# here (2 cores, load average 10-12 from other jobs; the UDP calls vary
+# most).
 . "${top_srcdir:-.}/test/mpi/common.sh"
 avail=$(awk '/^MemAvailable:/ { print int($2 / 1048576) }' /proc/meminfo)
 if [ "${avail:-0}" -lt 10 ]; then
