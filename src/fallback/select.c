@@ -153,13 +153,12 @@ static int classify(struct acis_call *c, const struct acis_comm *cs)
 }
 
 /* The size limit of the forms whose message bytes every member knows
- * alike: the CVAR, but at most what one MPI_Pack call can hold (MPICH
- * 4.0.2 has no large-count pack), so raising the CVAR never sends a rank
- * into int overflow while the others offload. */
+ * alike: the CVAR, whatever it is.  Nothing on the way is int-sized any
+ * more (plans and images count in 64 bits and pack in pieces, image.c),
+ * so a limit past INT32_MAX means what it says. */
 static uint64_t max_bytes(void)
 {
-    uint64_t m = (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE);
-    return m < (uint64_t)INT32_MAX ? m : (uint64_t)INT32_MAX;
+    return (uint64_t)ACIS_CV(OFFLOAD_MAX_MSG_SIZE);
 }
 
 acis_reason_t acis_select(struct acis_call *c)

@@ -8,7 +8,10 @@
 
 #include "offload/offload.h"
 
-static struct acis_buf run(const void *buf, int count, MPI_Datatype type)
+/* count elements of type at buf.  MPI_Count: a plan's runs cover every
+ * rank's block (count * size of them), which passes INT_MAX while each
+ * count the caller passed is an int. */
+static struct acis_buf run(const void *buf, MPI_Count count, MPI_Datatype type)
 {
     return (struct acis_buf){ (void *)buf, count, type, NULL, NULL, 0 };
 }
@@ -111,7 +114,7 @@ static void plan_gather(const struct acis_call *c, struct acis_plan *p, int rank
     }
     p->has_dst = all || is_root;
     p->dst = v ? (struct acis_buf){ c->rbuf, 0, c->rtype, c->rcounts, c->rdispls, size }
-               : run(c->rbuf, c->rcount * size, c->rtype);
+               : run(c->rbuf, (MPI_Count)c->rcount * size, c->rtype);
 }
 
 /* Scatter and scatterv: the root's blocks; rank r gets its own. */
@@ -125,7 +128,7 @@ static void plan_scatter(const struct acis_call *c, struct acis_plan *p, int ran
     p->total = total;
     p->has_src = is_root;
     p->src = v ? (struct acis_buf){ (void *)c->sbuf, 0, c->stype, c->scounts, c->sdispls, size }
-               : run(c->sbuf, c->scount * size, c->stype);
+               : run(c->sbuf, (MPI_Count)c->scount * size, c->stype);
     p->has_dst = !(is_root && c->rbuf == MPI_IN_PLACE);
     p->dst_off = off;
     p->dst = run(c->rbuf, c->rcount, c->rtype);
@@ -154,7 +157,7 @@ static void plan_reduce_scatter(const struct acis_call *c, struct acis_plan *p, 
     p->dtype = c->dt.prim;
     p->total = wire_bytes(c, all);
     p->has_src = p->has_dst = 1;
-    p->src = run(c->sbuf == MPI_IN_PLACE ? c->rbuf : c->sbuf, (int)all, c->stype);
+    p->src = run(c->sbuf == MPI_IN_PLACE ? c->rbuf : c->sbuf, (MPI_Count)all, c->stype);
     p->copy_src = c->sbuf == MPI_IN_PLACE && before > 0;
     p->dst_off = wire_bytes(c, before);
     p->dst = run(c->rbuf, mine, c->stype);

@@ -231,6 +231,15 @@ static int start_main(struct acis_exec *x)
         return ACIS_OP_SOFTWARE;
     if (acis_plan(&x->c, x->blocks, p) != 0)
         return failed(x, MPI_ERR_INTERN, "selected for offload without a plan");
+    /* Past what one stream numbers: every member sees the same total and
+     * payload here (gatherv and scatterv after the size exchange), so all
+     * go to MPICH alike, counted as redone (the phase says it began). */
+    if (!acis_stream_fits(p->total, acis_seg_bytes(x->c.cs->payload, p->kind, p->dtype))) {
+        acis_log(1, "%s: %llu bytes are more segments than a stream numbers; it runs in MPICH",
+                 acis_coll_name(x->c.coll), (unsigned long long)p->total);
+        x->phase = ACIS_PHASE_MAIN;
+        return ACIS_OP_SOFTWARE;
+    }
     int no_data = injected_nomem(x) ||
         (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0) ||
         (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0);

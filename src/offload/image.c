@@ -86,28 +86,50 @@ static int prepare(struct acis_image *im, const struct acis_buf *b, int wire,
     return 0;
 }
 
-/* The bytes b packs to (MPICH 4.0.2 has no MPI_Pack_c: packed images stay
- * below INT_MAX): 0, or -1. */
-static int pack_size(const struct acis_buf *b, const struct acis_image *im, MPI_Comm comm,
-                     int *psize)
+/* MPI_Pack and MPI_Unpack take int counts, sizes and positions, and
+ * acis calls the MPI 3 forms, which every MPICH-family library has (the
+ * MPI 4 large-count MPI_Pack_c is not in all of them): a run of count
+ * elements is moved in pieces of at most PIECE bytes, each at its own
+ * place in the packed image, so an image may pass INT_MAX bytes. */
+#define PIECE ((MPI_Count)1 << 30)
+
+/* Pack (out) or unpack count elements of b->type at buf from or to
+ * *packed, of which *left bytes remain; both advance.  0, or -1. */
+static int move_run(const struct acis_buf *b, const struct acis_dtinfo *dt, char *buf,
+                    MPI_Count count, uint8_t **packed, uint64_t *left, int out, MPI_Comm comm)
 {
-    uint64_t n = total_count(b);
-    return n > INT_MAX || im->len > INT_MAX ||
-                   PMPI_Pack_size((int)n, b->type, comm, psize) != MPI_SUCCESS
-               ? -1 : 0;
+    if (dt->size > INT_MAX && count > 0)
+        return -1;                      /* one element past an int's reach */
+    MPI_Count step = dt->size > PIECE ? 1 : dt->size > 0 ? PIECE / dt->size : PIECE;
+    for (MPI_Count done = 0; done < count; done += step) {
+        int n = (int)(count - done < step ? count - done : step), pos = 0;
+        int room = (int)(*left < (uint64_t)INT_MAX ? *left : (uint64_t)INT_MAX);
+        char *at = buf + done * dt->extent;
+        int rc = out ? PMPI_Pack(at, n, b->type, *packed, room, &pos, comm)
+                     : PMPI_Unpack(*packed, room, &pos, at, n, b->type, comm);
+        if (rc != MPI_SUCCESS)
+            return -1;
+        *packed += pos;
+        *left -= (uint64_t)pos;
+    }
+    return 0;
 }
 
-/* MPI_Pack b (each block in turn) into buf of psize bytes: 0, or -1. */
-static int pack(const struct acis_buf *b, const struct acis_dtinfo *dt, uint8_t *buf,
-                int psize, MPI_Comm comm)
+/* Pack b (each block in turn) into buf, or unpack it from there: len
+ * bytes, exactly what b packs to.  0, or -1. */
+static int move(const struct acis_buf *b, uint8_t *buf, uint64_t len, int out, MPI_Comm comm)
 {
-    int rc = MPI_SUCCESS, pos = 0;
-    if (!b->counts)
-        rc = PMPI_Pack(b->buf, b->count, b->type, buf, psize, &pos, comm);
-    for (int q = 0; b->counts && q < b->nblocks && rc == MPI_SUCCESS; q++)
-        rc = PMPI_Pack((char *)b->buf + (MPI_Aint)b->displs[q] * dt->extent, b->counts[q],
-                       b->type, buf, psize, &pos, comm);
-    return rc == MPI_SUCCESS ? 0 : -1;
+    struct acis_dtinfo dt;
+    uint64_t left = len;
+    if (acis_dtype_info(b->type, &dt) != 0)
+        return -1;
+    if (!b->counts && move_run(b, &dt, b->buf, b->count, &buf, &left, out, comm) != 0)
+        return -1;
+    for (int q = 0; b->counts && q < b->nblocks; q++)
+        if (move_run(b, &dt, (char *)b->buf + (MPI_Aint)b->displs[q] * dt.extent,
+                     b->counts[q], &buf, &left, out, comm) != 0)
+            return -1;
+    return left == 0 ? 0 : -1;
 }
 
 int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int copy,
@@ -126,13 +148,11 @@ int acis_image_in(struct acis_image *im, const struct acis_buf *b, int wire, int
         im->p = im->tmp;
         return 0;
     }
-    int psize;
-    if (pack_size(b, im, comm, &psize) != 0)
-        return -1;
-    uint8_t *packed = malloc((size_t)psize + 1);
+    uint64_t plen = total_count(b) * (uint64_t)dt.size;   /* im->len, unless wire */
+    uint8_t *packed = malloc(plen + 1);
     if (!packed)
         return -1;
-    if (pack(b, &dt, packed, psize, comm) != 0) {
+    if (move(b, packed, plen, 1, comm) != 0) {
         free(packed);
         return -1;
     }
@@ -156,13 +176,11 @@ int acis_image_lend_in(struct acis_image *im, const struct acis_buf *b, uint8_t 
                        uint64_t cap, MPI_Comm comm)
 {
     struct acis_dtinfo dt;
-    int psize;
     if (prepare(im, b, 0, &dt) != 0)
         return -1;
     if ((im->p = in_place(b, &dt, 0)))
         return 0;
-    if (pack_size(b, im, comm, &psize) != 0 || (uint64_t)psize > cap ||
-        pack(b, &dt, buf, psize, comm) != 0)
+    if (im->len > cap || move(b, buf, im->len, 1, comm) != 0)
         return -1;
     im->p = buf;
     return 0;
@@ -215,7 +233,6 @@ int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
     uint8_t *packed = im->p;
     uint64_t plen = im->len;
     size_t v, off;
-    int rc = MPI_SUCCESS, pos = 0;
     if (wire && holes(dt.prim, &v, &off)) {
         uint64_t n = im->len / acis_wire_dt_size(dt.prim);
         plen = n * (v + sizeof(int));
@@ -224,17 +241,10 @@ int acis_image_finish(struct acis_image *im, const struct acis_buf *b, int wire,
             return -1;
         spread(dt.prim, im->p, packed, n, 1);
     }
-    if (plen > INT_MAX)
-        rc = MPI_ERR_COUNT;             /* acis_image_in refused it already */
-    else if (!b->counts)
-        rc = PMPI_Unpack(packed, (int)plen, &pos, b->buf, b->count, b->type, comm);
-    for (int q = 0; b->counts && q < b->nblocks && rc == MPI_SUCCESS; q++)
-        rc = PMPI_Unpack(packed, (int)plen, &pos,
-                         (char *)b->buf + (MPI_Aint)b->displs[q] * dt.extent, b->counts[q],
-                         b->type, comm);
+    int rc = move(b, packed, plen, 0, comm);
     if (packed != im->p)
         free(packed);
-    return rc == MPI_SUCCESS ? 0 : -1;
+    return rc;
 }
 
 void acis_image_free(struct acis_image *im)

@@ -210,10 +210,13 @@ struct acis_image {
 };
 
 /* Where a rank's data lives: count elements of type at buf, or with
- * counts/displs (v-variants) one block per rank, in rank order. */
+ * counts/displs (v-variants) one block per rank, in rank order.  count
+ * is an MPI_Count: a run of every rank's block (gather, scatter,
+ * reduce-scatter) passes INT_MAX while each count the caller gave fits
+ * an int. */
 struct acis_buf {
     void *buf;
-    int count;
+    MPI_Count count;
     MPI_Datatype type;
     const int *counts, *displs;   /* NULL: one run of count elements */
     int nblocks;

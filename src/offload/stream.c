@@ -49,6 +49,11 @@ void acis_window_free(struct acis_window *w)
     memset(w, 0, sizeof *w);
 }
 
+int acis_stream_fits(uint64_t total, uint32_t seg_bytes)
+{
+    return seg_bytes && total / seg_bytes + (total % seg_bytes != 0) <= UINT32_MAX;
+}
+
 void acis_stream_start(struct acis_stream *s, struct acis_window *w)
 {
     s->nseg = s->total ? (uint32_t)((s->total + s->seg_bytes - 1) / s->seg_bytes) : 1;

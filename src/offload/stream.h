@@ -71,10 +71,15 @@ struct acis_stream {
 uint32_t acis_seg_bytes(uint32_t max_payload, unsigned kind, unsigned dtype,
                         uint32_t split_members);
 
+/* 1 if a result space of total bytes, cut into segments of seg_bytes,
+ * fits one stream: segment indexes are 32-bit on the wire, so at most
+ * UINT32_MAX segments (256 GiB at the smallest payload, 64 bytes). */
+int acis_stream_fits(uint64_t total, uint32_t seg_bytes);
+
 /* Fill s from its identity fields, total, seg_bytes, the piece and wanted
  * range (set by the caller before), and take positions from w.  Needs no
- * memory: a collective of any length, once its communicator has a
- * window, cannot fail to start on one member alone. */
+ * memory: a collective of any length (that fits, above), once its
+ * communicator has a window, cannot fail to start on one member alone. */
 void acis_stream_start(struct acis_stream *s, struct acis_window *w);
 
 /* 1 if segment s->next may be sent now (its slot is free). */
