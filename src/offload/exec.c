@@ -234,7 +234,9 @@ static int start_main(struct acis_exec *x)
     /* Past what one stream numbers: every member sees the same total and
      * payload here (gatherv and scatterv after the size exchange), so all
      * go to MPICH alike, counted as redone (the phase says it began). */
-    if (!acis_stream_fits(p->total, acis_seg_bytes(x->c.cs->payload, p->kind, p->dtype))) {
+    const struct acis_comm *cs = x->c.cs;
+    if (!acis_stream_fits(p->total, acis_seg_bytes(cs->payload, p->kind, p->dtype,
+                                                   cs->scan_split ? (uint32_t)cs->size : 0))) {
         acis_log(1, "%s: %llu bytes are more segments than a stream numbers; it runs in MPICH",
                  acis_coll_name(x->c.coll), (unsigned long long)p->total);
         x->phase = ACIS_PHASE_MAIN;
