@@ -14,81 +14,6 @@
 
 #define MAX_WORLD (1u << 24)
 
-void sw_reply_header(const struct acis_hdr *req, unsigned kind, struct acis_hdr *r)
-{
-    memset(r, 0, sizeof *r);
-    r->magic = ACIS_WIRE_MAGIC;
-    r->version = ACIS_WIRE_VERSION;
-    r->opcode = ACIS_OPC(kind, ACIS_ALG_FLAT);
-    r->flags = ACIS_F_RESULT;
-    r->job_key = req->job_key;
-    r->ctx = req->ctx;
-    r->seq = req->seq;
-    r->src = ACIS_NO_RANK;
-}
-
-/* Answer on the host's port, or to the peer on the service port. */
-static void answer(struct acis_sw *sw, uint32_t port, const void *peer,
-                   struct acis_hdr *r, const uint8_t *payload, size_t len)
-{
-    if (port != ACIS_PORT_SERVICE) {
-        sw_emit(sw, &port, 1, r, payload, len);
-        return;
-    }
-    uint8_t hdr[ACIS_HDR_LEN];
-    r->payload_len = (uint32_t)len;
-    acis_hdr_encode(r, hdr);
-    acis_hdr_seal(hdr, payload, len);
-    struct iovec iov[2] = { { hdr, ACIS_HDR_LEN }, { (void *)payload, len } };
-    sw->io.reply(sw->io.ctx, peer, iov, len ? 2 : 1);
-    SWC(sw, packets_out)++;
-    SWC(sw, bytes_out) += ACIS_HDR_LEN + len;
-}
-
-static void welcome(struct acis_sw *sw, uint32_t port, const void *peer,
-                    const struct acis_hdr *h, uint32_t status)
-{
-    uint8_t p[ACIS_WELCOME_LEN];
-    struct acis_hdr r;
-    sw_reply_header(h, ACIS_K_WELCOME, &r);
-    acis_put32(p, status);
-    acis_put32(p + 4, port == ACIS_PORT_SERVICE ? 0 : port);
-    acis_put32(p + 8, sw->o.payload);
-    acis_put32(p + 12, sw->window);
-    acis_put32(p + 16, sw->o.tables);
-    acis_put32(p + 20, sw->o.ports);
-    acis_put32(p + 24, sw->o.credits);
-    acis_put32(p + 28, sw->boot);
-    answer(sw, port, peer, &r, p, sizeof p);
-}
-
-void sw_welcome_host(struct acis_sw *sw, uint32_t port)
-{
-    struct sw_port *sp = &sw->ports[port];
-    struct acis_hdr h = { .job_key = sw->jobs[sp->job].key, .seq = sp->hello_seq,
-                          .src = sp->rank };
-    sp->waiting = 0;
-    welcome(sw, port, NULL, &h, ACIS_ST_OK);
-}
-
-static void port_gone(struct acis_sw *sw, uint32_t port)
-{
-    struct sw_port *sp = &sw->ports[port];
-    sp->in_use = 0;
-    SWC(sw, ports_in_use)--;
-    sw->io.port_close(sw->io.ctx, port);
-    sw->jobs[sp->job].hosts--;
-}
-
-void sw_refuse_host(struct acis_sw *sw, uint32_t port, uint32_t status)
-{
-    struct sw_port *sp = &sw->ports[port];
-    struct acis_hdr h = { .job_key = sw->jobs[sp->job].key, .seq = sp->hello_seq,
-                          .src = sp->rank };
-    welcome(sw, port, NULL, &h, status);
-    port_gone(sw, port);
-}
-
 /* A switch below asks for a link port (a retry gets the same one); only
  * as many as --links allows. */
 static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_hdr *h)
@@ -96,21 +21,21 @@ static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_h
     uint32_t p;
     for (p = 0; p < sw->o.ports; p++)
         if (sw->ports[p].in_use && sw->ports[p].link && sw->ports[p].rank == h->src) {
-            welcome(sw, p, peer, h, ACIS_ST_OK);
+            sw_welcome(sw, p, peer, h, ACIS_ST_OK);
             return;
         }
     for (p = 0; p < sw->o.ports && sw->ports[p].in_use; p++)
         ;
     if (p == sw->o.ports || sw->nlinks >= sw->o.links ||
         sw->io.port_open(sw->io.ctx, p, peer) != 0) {
-        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+        sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;
     }
     sw->ports[p] = (struct sw_port){ .in_use = 1, .link = 1, .rank = h->src,
                                      .lidx = sw->nlinks++ };
     if (sw->o.verbose)
         fprintf(stderr, "acis-switch: switch %08x linked on port %u\n", h->src, p);
-    welcome(sw, p, peer, h, ACIS_ST_OK);
+    sw_welcome(sw, p, peer, h, ACIS_ST_OK);
 }
 
 /* The port rank of job j has here already (a retry), SW_NONE if none. */
@@ -145,12 +70,12 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         return;
     }
     if (port != ACIS_PORT_SERVICE || world == 0 || world > MAX_WORLD || h->src >= world) {
-        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_BAD_REQUEST);
+        sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_BAD_REQUEST);
         return;
     }
     uint32_t j = sw_find_job(sw, h->job_key);
     if (j != SW_NONE && sw->jobs[j].size != world) {
-        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_MISMATCH);
+        sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_MISMATCH);
         return;
     }
     uint32_t p = j == SW_NONE ? SW_NONE : port_of(sw, j, h->src);
@@ -158,21 +83,21 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         if (sw->ports[p].waiting)
             sw_link_job(sw, j);                  /* not confirmed yet: tell again */
         else
-            welcome(sw, p, peer, h, ACIS_ST_OK);
+            sw_welcome(sw, p, peer, h, ACIS_ST_OK);
         return;
     }
     if (j != SW_NONE && sw->jobs[j].hosts >= sw->o.job_ports) {
-        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_LIMIT);
+        sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_LIMIT);
         return;
     }
     if ((p = free_port(sw, h->src)) == SW_NONE ||
         (j == SW_NONE && (j = sw_job_new(sw, h->job_key, world)) == SW_NONE)) {
-        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+        sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;
     }
     if (sw->io.port_open(sw->io.ctx, p, peer) != 0) {
         sw_job_done(sw, j);
-        welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
+        sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;
     }
     struct sw_job *job = &sw->jobs[j];
@@ -185,51 +110,9 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         fprintf(stderr, "acis-switch: job %016llx rank %u joined on port %u\n",
                 (unsigned long long)h->job_key, h->src, p);
     if (job->told)
-        welcome(sw, p, peer, h, ACIS_ST_OK);
+        sw_welcome(sw, p, peer, h, ACIS_ST_OK);
     else if (!was)
         sw_link_job(sw, j);                      /* welcomed once the top knows the job */
-}
-
-static void freed(struct acis_sw *sw, uint32_t port, uint64_t key, uint32_t ctx, uint32_t seq,
-                  uint32_t src, uint32_t status)
-{
-    uint8_t p[ACIS_STATUS_LEN];
-    struct acis_hdr q = { .job_key = key, .ctx = ctx, .seq = seq, .src = src }, r;
-    sw_reply_header(&q, ACIS_K_CT_FREED, &r);
-    acis_put32(p, status);
-    sw_emit(sw, &port, 1, &r, p, sizeof p);
-}
-
-void sw_ct_free_request(struct acis_sw *sw, uint32_t port, uint32_t job,
-                        const struct acis_hdr *h)
-{
-    struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
-    int host = port != ACIS_PORT_UPLINK && !sw->ports[port].link;
-    if (ct && ct->job != job) {
-        SWC(sw, drop_foreign)++;                 /* another job's row: refused */
-        ct = NULL;
-    }
-    if (!ct) {
-        if (host)
-            freed(sw, port, h->job_key, h->ctx, h->seq, h->src, ACIS_ST_NO_CTX);
-        return;
-    }
-    uint32_t row = (uint32_t)(ct - sw->cts);
-    if (port != ACIS_PORT_UPLINK && sw->up) {    /* the top decides */
-        if (host) {
-            ct->free_port = port;
-            ct->free_seq = h->seq;
-            ct->free_src = h->src;
-        }
-        sw_link_up(sw, ACIS_K_CT_FREE, h, NULL, 0);
-        return;
-    }
-    if (host)
-        freed(sw, port, h->job_key, h->ctx, h->seq, h->src, ACIS_ST_OK);
-    else if (ct->free_port != SW_NONE)           /* the top freed it: answer here */
-        freed(sw, ct->free_port, h->job_key, h->ctx, ct->free_seq, ct->free_src, ACIS_ST_OK);
-    sw_link_free(sw, row);
-    sw_ct_free(sw, row);
 }
 
 static void stats(struct acis_sw *sw, uint32_t port, const void *peer,
@@ -241,13 +124,13 @@ static void stats(struct acis_sw *sw, uint32_t port, const void *peer,
     acis_put32(p, ACIS_SWC_COUNT);
     for (int i = 0; i < ACIS_SWC_COUNT; i++)
         acis_put64(p + 4 + 8 * i, sw->c[i]);
-    answer(sw, port, peer, &r, p, sizeof p);
+    sw_answer(sw, port, peer, &r, p, sizeof p);
 }
 
 static void bye(struct acis_sw *sw, uint32_t port)
 {
     uint32_t j = sw->ports[port].job;
-    port_gone(sw, port);
+    sw_port_gone(sw, port);
     sw_job_done(sw, j);
 }
 

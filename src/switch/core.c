@@ -98,20 +98,6 @@ void acis_sw_counters(const struct acis_sw *sw, uint64_t *out)
     memcpy(out, sw->c, sizeof sw->c);
 }
 
-void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,
-             struct acis_hdr *h, const void *p1, size_t l1)
-{
-    uint8_t hdr[ACIS_HDR_LEN];
-    h->payload_len = (uint32_t)l1;
-    h->checksum = 0;
-    acis_hdr_encode(h, hdr);
-    acis_hdr_seal(hdr, p1, l1);
-    struct iovec iov[2] = { { hdr, ACIS_HDR_LEN }, { (void *)p1, l1 } };
-    sw->io.send(sw->io.ctx, ports, n, iov, l1 ? 2 : 1);
-    SWC(sw, packets_out) += n;
-    SWC(sw, bytes_out) += (uint64_t)n * (ACIS_HDR_LEN + l1);
-}
-
 /* An answer of the parent switch to a segment this one sent up. */
 static void uplink_data(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload)
 {

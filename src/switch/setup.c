@@ -1,5 +1,5 @@
-/* setup.c -- communicator set-up on a network switch, without a member
- * list anywhere.  Every member sends CT_JOIN (repeated until answered);
+/* setup.c -- a row's life on a network switch: set up without a member
+ * list anywhere, and freed.  Every member sends CT_JOIN (repeated until answered);
  * each switch counts members per port in a set-up entry (a bit per host
  * port, a count per link) and tells its parent how many it has; the top
  * of the tree, once its count is the communicator's size, claims a row,
@@ -7,7 +7,9 @@
  * id everywhere), and once every link confirmed, answers every member
  * (CT_REPLY, down the same links).  The set-up table has a fixed number of
  * entries; one job may hold at most half of them, and an entry idle for
- * two seconds (members repeat every 100 ms) is taken back. */
+ * two seconds (members repeat every 100 ms) is taken back.  CT_FREE goes
+ * up to the top, which drops the row and sends CT_FREE down its links;
+ * the switch a host asked at answers it once the row is gone there. */
 #include "config.h"
 
 #include <stdio.h>
@@ -399,3 +401,46 @@ void sw_setup_drop_job(struct acis_sw *sw, uint32_t job)
         if (sw->setups[i].in_use && sw->setups[i].job == job)
             drop(sw, &sw->setups[i]);
 }
+
+static void freed(struct acis_sw *sw, uint32_t port, uint64_t key, uint32_t ctx, uint32_t seq,
+                  uint32_t src, uint32_t status)
+{
+    uint8_t p[ACIS_STATUS_LEN];
+    struct acis_hdr q = { .job_key = key, .ctx = ctx, .seq = seq, .src = src }, r;
+    sw_reply_header(&q, ACIS_K_CT_FREED, &r);
+    acis_put32(p, status);
+    sw_emit(sw, &port, 1, &r, p, sizeof p);
+}
+
+void sw_ct_free_request(struct acis_sw *sw, uint32_t port, uint32_t job,
+                        const struct acis_hdr *h)
+{
+    struct sw_ct *ct = sw_ct_lookup(sw, h->ctx);
+    int host = port != ACIS_PORT_UPLINK && !sw->ports[port].link;
+    if (ct && ct->job != job) {
+        SWC(sw, drop_foreign)++;                 /* another job's row: refused */
+        ct = NULL;
+    }
+    if (!ct) {
+        if (host)
+            freed(sw, port, h->job_key, h->ctx, h->seq, h->src, ACIS_ST_NO_CTX);
+        return;
+    }
+    uint32_t row = (uint32_t)(ct - sw->cts);
+    if (port != ACIS_PORT_UPLINK && sw->up) {    /* the top decides */
+        if (host) {
+            ct->free_port = port;
+            ct->free_seq = h->seq;
+            ct->free_src = h->src;
+        }
+        sw_link_up(sw, ACIS_K_CT_FREE, h, NULL, 0);
+        return;
+    }
+    if (host)
+        freed(sw, port, h->job_key, h->ctx, h->seq, h->src, ACIS_ST_OK);
+    else if (ct->free_port != SW_NONE)           /* the top freed it: answer here */
+        freed(sw, ct->free_port, h->job_key, h->ctx, ct->free_seq, ct->free_src, ACIS_ST_OK);
+    sw_link_free(sw, row);
+    sw_ct_free(sw, row);
+}
+

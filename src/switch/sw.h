@@ -290,26 +290,54 @@ void sw_addrmap_del(struct sw_addrmap *m, uint32_t port);
 int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
               struct acis_sw_size *out, char *err, size_t errlen);
 
-/* control.c: control plane (HELLO, CT_FREE, STATS, BYE), dispatched here
- * with set-ups (setup.c) and links (link.c).  A reply header for req. */
-void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
-                const struct acis_hdr *h, const uint8_t *payload);
+/* The files call one another in one direction only (test/layering.sh
+ * checks there is no circle): core -> control, link -> jobs -> setup,
+ * ports, cgr -> emit -> tables -> pool; layout stands alone.
+ *
+ * emit.c: send a header with a payload to ports (builds, seals, sends);
+ * answer a host's port or the sender on the service address; a reply's
+ * header for req; control to the parent, to a link, CT_FREE down a row's
+ * links. */
+void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,
+             struct acis_hdr *h, const void *p1, size_t l1);
+void sw_answer(struct acis_sw *sw, uint32_t port, const void *peer, struct acis_hdr *r,
+               const uint8_t *payload, size_t len);
 void sw_reply_header(const struct acis_hdr *req, unsigned kind, struct acis_hdr *r);
-/* WELCOME the host on port, whose job the top of the tree confirmed; or
- * refuse it with status and free its port. */
+void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
+                const uint8_t *payload, size_t len);
+void sw_link_send(struct acis_sw *sw, uint32_t port, struct acis_hdr *h,
+                  const uint8_t *payload, size_t len);
+void sw_link_free(struct acis_sw *sw, uint32_t row);
+
+/* ports.c: a WELCOME with status to port (or, ACIS_PORT_SERVICE, to peer);
+ * WELCOME the host on port, whose job the top of the tree confirmed, or
+ * refuse it with status and free its port; free a host's port. */
+void sw_welcome(struct acis_sw *sw, uint32_t port, const void *peer, const struct acis_hdr *h,
+                uint32_t status);
 void sw_welcome_host(struct acis_sw *sw, uint32_t port);
 void sw_refuse_host(struct acis_sw *sw, uint32_t port, uint32_t status);
-/* CT_FREE of row ctx of job (from a host or a link on port, or from the
- * parent with port ACIS_PORT_UPLINK). */
-void sw_ct_free_request(struct acis_sw *sw, uint32_t port, uint32_t job,
-                        const struct acis_hdr *h);
+void sw_port_gone(struct acis_sw *sw, uint32_t port);
 
-/* tables.c: jobs and rows.  Jobs by key, a new job (SW_NONE: no room);
- * release a job nothing holds any more. */
-uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
-uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
+/* jobs.c: a job's presence.  Tell the parent whether job j is here or
+ * below; the tick tells again what is not confirmed; a child's LINK_JOIN
+ * or LINK_LEAVE on port; the parent's confirmation; release a job nothing
+ * holds any more (once the parent knows), with its rows and set-ups. */
+void sw_link_job(struct acis_sw *sw, uint32_t job);
+void sw_link_tick(struct acis_sw *sw);
+void sw_job_moved(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
+                  const uint8_t *payload);
+void sw_job_told(struct acis_sw *sw, const struct acis_hdr *h);
 void sw_job_done(struct acis_sw *sw, uint32_t j);
 void sw_job_release(struct acis_sw *sw, uint32_t job);
+
+/* control.c: the control plane of hosts (HELLO, CT_JOIN, CT_FREE, STATS,
+ * BYE) and its dispatch to links (link.c). */
+void sw_control(struct acis_sw *sw, uint32_t port, const void *peer,
+                const struct acis_hdr *h, const uint8_t *payload);
+
+/* tables.c: jobs and rows.  Jobs by key, a new job (SW_NONE: no room). */
+uint32_t sw_find_job(const struct acis_sw *sw, uint64_t key);
+uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world);
 /* A job is here or below (hosts or links hold it). */
 static inline int sw_job_present(const struct sw_job *j)
 {
@@ -327,8 +355,11 @@ uint32_t sw_ct_of_setup(const struct acis_sw *sw, uint32_t job, uint32_t leader,
 /* The row's children (ports), in port order, into sw->group; how many. */
 uint32_t sw_ct_children(const struct acis_sw *sw, const struct sw_ct *ct, uint32_t *out);
 
-/* setup.c: communicator set-up (CT_JOIN counted per port, CT_INSTALL down,
- * CT_REPLY to every member). */
+/* setup.c: a row's life: set-up (CT_JOIN counted per port, CT_INSTALL
+ * down, CT_REPLY to every member); CT_FREE of row ctx of job (from a host
+ * or a link on port, or from the parent: ACIS_PORT_UPLINK). */
+void sw_ct_free_request(struct acis_sw *sw, uint32_t port, uint32_t job,
+                        const struct acis_hdr *h);
 void sw_setup_join(struct acis_sw *sw, uint32_t port, uint32_t job, const struct acis_hdr *h,
                    const uint8_t *payload);
 void sw_setup_install(struct acis_sw *sw, uint32_t job, const struct acis_hdr *h,
@@ -357,20 +388,10 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
 void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
                  const uint8_t *payload);
 
-/* link.c: linked switches.  A message up to the parent; the job's
- * presence here changed (told up until confirmed); tick; control from a
- * child link or from the parent; a row's CT_INSTALL or CT_FREE down its
- * links. */
-void sw_link_up(struct acis_sw *sw, unsigned kind, const struct acis_hdr *h,
-                const uint8_t *payload, size_t len);
-void sw_link_job(struct acis_sw *sw, uint32_t job);
-void sw_link_tick(struct acis_sw *sw);
+/* link.c: control from a child link on port, or from the parent. */
 void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
                      const uint8_t *payload);
 void sw_uplink_control(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload);
-void sw_link_send(struct acis_sw *sw, uint32_t port, struct acis_hdr *h,
-                  const uint8_t *payload, size_t len);
-void sw_link_free(struct acis_sw *sw, uint32_t row);
 
 /* A row combines here and answers (top of its tree), or a link is
  * involved (pieces of children are combined spans, scans cannot be
@@ -388,9 +409,5 @@ static inline int sw_parent_silent(const struct acis_sw *sw)
 {
     return sw->asked_ns && acis_now_ns() - sw->asked_ns > SW_PARENT_SILENT_NS;
 }
-
-/* Send a header with payload pieces to ports (builds, seals, sends). */
-void sw_emit(struct acis_sw *sw, const uint32_t *ports, uint32_t n,
-             struct acis_hdr *h, const void *p1, size_t l1);
 
 #endif

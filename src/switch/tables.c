@@ -44,31 +44,6 @@ uint32_t sw_job_new(struct acis_sw *sw, uint64_t key, uint32_t world)
     return j;
 }
 
-/* Nothing holds the job here any more: it goes once the parent, if it
- * was told of the job, has confirmed it is gone. */
-void sw_job_done(struct acis_sw *sw, uint32_t j)
-{
-    struct sw_job *job = &sw->jobs[j];
-    if (!job->in_use || sw_job_present(job))
-        return;
-    if (sw->up && job->asked) {
-        sw_link_job(sw, j);              /* LINK_LEAVE, until confirmed */
-        return;
-    }
-    sw_job_release(sw, j);
-}
-
-/* The job leaves the switch: its rows and set-ups go with it. */
-void sw_job_release(struct acis_sw *sw, uint32_t job)
-{
-    for (uint32_t r = 0; r < sw->o.tables; r++)
-        if (sw->cts[r].in_use && sw->cts[r].job == job)
-            sw_ct_free(sw, r);
-    sw_setup_drop_job(sw, job);
-    sw->jobs[job].in_use = 0;
-    SWC(sw, jobs)--;
-}
-
 /* Context id: generation in the high 16 bits, row + 1 in the low 16, so 0
  * is never valid and a stale id of a reused row does not match. */
 uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row)
