@@ -17,7 +17,7 @@ struct acis_commtable_ctx acis_ct = { .keyval = MPI_KEYVAL_INVALID,
 
 static void destroy(struct acis_comm *cs)
 {
-    acis_ct_drop_off(cs);               /* first: it may wait for the row's last answers */
+    acis_ct_drop_off(cs);               /* out of every thread's sight, then freed */
     acis_ct_release_row(cs);
     if (cs->shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&cs->shadow);

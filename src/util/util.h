@@ -243,6 +243,9 @@ uint64_t acis_now_ns(void);
 
 /* --------------------------------------------------------------- context */
 
+/* Lock ownership: cv, rank, verbose and threaded are set in MPI_Init,
+ * before any other acis thread starts, and read-only after; the counters
+ * are atomic variables, updated as acis_add says, by any thread. */
 struct acis_util_ctx {
     struct acis_cvars cv;        /* parsed at MPI_Init */
     int rank;                    /* world rank for log prefixes, -1 before */
