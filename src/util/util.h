@@ -41,6 +41,8 @@ enum { ACIS_SETUP_LAZY, ACIS_SETUP_EAGER };                         /* COMM_SETU
 enum { ACIS_WAIT_AUTO, ACIS_WAIT_SPIN, ACIS_WAIT_BLOCK };           /* WAIT */
 enum { ACIS_REJOIN_NEW, ACIS_REJOIN_NEVER };                           /* REJOIN */
 enum { ACIS_HIER_AUTO, ACIS_HIER_FLAT, ACIS_HIER_NODE };               /* HIERARCHY */
+enum { ACIS_FAULT_INIT_NONE, ACIS_FAULT_INIT_TABLES, ACIS_FAULT_INIT_HIER,
+       ACIS_FAULT_INIT_NB };                                           /* FAULT_INIT */
 
 struct acis_cvar {
     const char *name;            /* after the MPIR_CVAR_ prefix */
