@@ -143,7 +143,8 @@ void acis_commtable_finalize(void);
  * at MPI_Init and read-only until MPI_Finalize; rows, by_row and epoch
  * change under the device lock (set-up, drop, rejoin) and are read under
  * it by any thread that looks up a context id; device_lost is atomic;
- * closing under closing_lock. */
+ * closing under closing_lock (nclosing, atomic, lets a reader skip the
+ * lock when the list is empty); last only without MPI_THREAD_MULTIPLE. */
 struct acis_commtable_ctx {
     int keyval;                           /* MPI_KEYVAL_INVALID when down */
     uint32_t rows;                        /* switch table rows */
@@ -165,6 +166,7 @@ struct acis_commtable_ctx {
     int threaded;                         /* MPI_THREAD_MULTIPLE: no cache */
     struct acis_comm *closing;            /* freed by the user, not yet by
                                              acis (under closing_lock) */
+    atomic_int nclosing;                  /* how many are on it */
     pthread_mutex_t closing_lock;
 };
 
