@@ -17,7 +17,7 @@ struct acis_commtable_ctx acis_ct = { .keyval = MPI_KEYVAL_INVALID,
 
 static void destroy(struct acis_comm *cs)
 {
-    acis_ct_drop_off(cs);               /* first: it may wait for the row's last answers */
+    acis_ct_drop_off(cs);               /* out of every thread's sight, then freed */
     acis_ct_release_row(cs);
     if (cs->shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&cs->shadow);
@@ -59,6 +59,7 @@ static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
     cs->closing = 1;
     cs->next_closing = acis_ct.closing;
     acis_ct.closing = cs;
+    atomic_fetch_add(&acis_ct.nclosing, 1);
     pthread_mutex_unlock(&acis_ct.closing_lock);
     return MPI_SUCCESS;
 }
@@ -83,7 +84,7 @@ static int closed(struct acis_comm *cs, int wait)
 
 void acis_comm_reap(int wait)
 {
-    if (!acis_ct.closing)
+    if (!atomic_load(&acis_ct.nclosing))
         return;
     pthread_mutex_lock(&acis_ct.closing_lock);
     for (struct acis_comm *cs = acis_ct.closing; cs; cs = cs->next_closing)
@@ -98,6 +99,7 @@ void acis_comm_reap(int wait)
         }
         if (done) {
             *pp = cs->next_closing;
+            atomic_fetch_sub(&acis_ct.nclosing, 1);
             destroy(cs);
         } else {
             pp = &cs->next_closing;
@@ -159,7 +161,8 @@ struct acis_comm *acis_comm_get(MPI_Comm comm)
         return last;                    /* the same communicator as last time */
     struct acis_comm *cs = find(comm);
     if (cs) {
-        acis_ct.last = cs;
+        if (!acis_ct.threaded)
+            acis_ct.last = cs;
         return cs;
     }
     cs = calloc(1, sizeof *cs);

@@ -27,6 +27,28 @@ enum acis_ct_state {
                                  return MPI_ERR_INTERN on every member */
 };
 
+/* Who may touch a struct acis_comm (lock ownership).  MPI has one thread
+ * at a time in a collective call on a given communicator; that thread (or
+ * one completing a nonblocking call that holds a reference) is "a call on
+ * cs" below.  The device lock (acis_dev_lock) guards what threads that
+ * find cs by its context id read -- the engine's deliver(), the peer
+ * service, acis_comm_by_ctx -- and cs is freed only when no call is on it
+ * (the user freed it, no reference is left, the members' closing barrier
+ * is done), after acis_ct_drop_off took its state out of their sight
+ * under that lock.  So:
+ *   comm, size, rank, inter, granks: set before the row is published,
+ *       read-only after (comm is cleared by the delete callback, in
+ *       MPI_Comm_free's thread);
+ *   reported: a call on cs;
+ *   state, refused, ctx, window, payload, no_scan, own_block, epoch,
+ *       boot: written under the device lock (set-up, a switch failure, a
+ *       broken collective); a call on cs reads them without it;
+ *   off: set and cleared under the device lock; a call on cs may read it
+ *       without the lock and keep it across an unlock (nothing frees it
+ *       while a call is on cs); a thread that found cs by context id only
+ *       under the lock, and must not keep it past the unlock;
+ *   refs: atomic;  shadow, fin, closing, next_closing: acis_ct.closing_lock
+ *       once cs is on the closing list, a call on cs before. */
 struct acis_comm {
     MPI_Comm comm;
     int size, rank;
@@ -119,6 +141,12 @@ void acis_ct_drop_off(struct acis_comm *cs);
 int acis_commtable_init(uint32_t rows);
 void acis_commtable_finalize(void);
 
+/* Lock ownership: keyval, off_new, off_unhook, off_free, threaded are set
+ * at MPI_Init and read-only until MPI_Finalize; rows, by_row and epoch
+ * change under the device lock (set-up, drop, rejoin) and are read under
+ * it by any thread that looks up a context id; device_lost is atomic;
+ * closing under closing_lock (nclosing, atomic, lets a reader skip the
+ * lock when the list is empty); last only without MPI_THREAD_MULTIPLE. */
 struct acis_commtable_ctx {
     int keyval;                           /* MPI_KEYVAL_INVALID when down */
     uint32_t rows;                        /* switch table rows */
@@ -127,7 +155,10 @@ struct acis_commtable_ctx {
                                           /* makes acis_comm.off for a row
                                              of window slots: 0, or -1 (no
                                              memory: every member refuses) */
-    void (*off_free)(void *off);          /* frees acis_comm.off */
+    void (*off_unhook)(void *off);        /* takes acis_comm.off off every
+                                             list another thread walks
+                                             (device lock held) */
+    void (*off_free)(void *off);          /* then frees it (no lock) */
     void (*off_window)(void *off, uint32_t window);   /* the row's window, at
                                              most the one off_new was given */
     atomic_int device_lost;               /* the switch of this epoch failed */
@@ -139,6 +170,7 @@ struct acis_commtable_ctx {
     int threaded;                         /* MPI_THREAD_MULTIPLE: no cache */
     struct acis_comm *closing;            /* freed by the user, not yet by
                                              acis (under closing_lock) */
+    atomic_int nclosing;                  /* how many are on it */
     pthread_mutex_t closing_lock;
 };
 

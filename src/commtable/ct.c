@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "commtable.h"
 #include "mpid/device.h"
@@ -96,11 +97,37 @@ static int make_shadow(struct acis_comm *cs)
     return cs->shadow != MPI_COMM_NULL;
 }
 
+/* MPIR_CVAR_OFFLOAD_FAULT_FREE_MS (tests): a pause right after a
+ * communicator's offload state is freed, while other threads go on
+ * delivering answers. */
+static void free_pause(void)
+{
+    long long ms = ACIS_CV(OFFLOAD_FAULT_FREE_MS);
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+    while (ms && nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 void acis_ct_drop_off(struct acis_comm *cs)
 {
-    if (cs->off && acis_ct.off_free)
-        acis_ct.off_free(cs->off);
+    /* Out of sight first, under the device lock: a thread that delivers
+     * an answer (or the peer service) finds cs by its context id through
+     * by_row, and its state through cs->off, both under that lock; once
+     * both are cleared and the engine's lists no longer hold the state,
+     * nothing can reach it, and it is freed without the lock. */
+    acis_dev_lock();
+    void *off = cs->off;
     cs->off = NULL;
+    uint32_t row = (cs->ctx & 0xffff) - 1;
+    if (row < acis_ct.rows && acis_ct.by_row[row] == cs)
+        acis_ct.by_row[row] = NULL;
+    if (off && acis_ct.off_unhook)
+        acis_ct.off_unhook(off);
+    acis_dev_unlock();
+    if (off && acis_ct.off_free) {
+        acis_ct.off_free(off);
+        free_pause();
+    }
 }
 
 acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm))

@@ -88,6 +88,13 @@ struct acis_chan_ops {
     int (*ready)(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
                  const uint8_t **payload);
     void (*sleep)(struct acis_chan *ch, const void *ticket, int ms);
+    /* Optional, for a channel whose wait() reads what other threads
+     * change (the posts the shared-memory channel waits on): wait() is
+     * then called only with the device lock held, and a wait without it
+     * takes what to sleep on under the lock -- 1 with the ticket filled,
+     * 0 when something is readable now or nothing is out -- and sleeps on
+     * it with sleep(), after the unlock. */
+    int (*wait_on)(struct acis_chan *ch, void *ticket);
 };
 
 extern const struct acis_chan_ops acis_chan_udp;

@@ -20,6 +20,14 @@
 
 #define RETRY_NS 100000000ull      /* control requests are resent every 100 ms */
 
+/* Lock ownership: everything here is under the device lock
+ * (acis_dev_lock; a real mutex once threaded is set: by the peer service,
+ * MPI_THREAD_MULTIPLE or the progress helper), except: heard_ns and
+ * asked_ns, atomic, which waiters read without it; ops, ch, embedded and
+ * the wait settings, which waiters read without it too and which change
+ * only when the device opens (MPI_Init, or a rejoin under the lock); and
+ * threaded, set before a second thread uses the device.  A waiter sleeps
+ * without the lock, on what the channel's wait_on gave it under the lock. */
 struct acis_dev_ctx {
     const struct acis_chan_ops *ops;
     struct acis_chan *ch;
@@ -63,7 +71,9 @@ static const struct acis_chan_ops *const channels[] = {
 
 void acis_dev_set_threaded(int on)
 {
-    acis_dev.threaded = on;
+    if (acis_dev.threaded != on)        /* set already: no write for others'
+                                           unlocked reads to race with */
+        acis_dev.threaded = on;
 }
 
 void acis_dev_lock(void)
@@ -384,6 +394,15 @@ int acis_dev_sleep(int ms)
                                 { acis_udpsw_fd(acis_dev.embedded), POLLIN, 0 } };
         acis_udpsw_drive(acis_dev.embedded);     /* keep its thread parked */
         return poll(pf, 2, ms) < 0 && errno != EINTR ? -1 : 0;
+    }
+    if (acis_dev.ops->wait_on) {                 /* its wait reads what others change */
+        struct acis_dev_ticket t;
+        acis_dev_lock();
+        int on = acis_dev.ops->wait_on(acis_dev.ch, t.b);
+        acis_dev_unlock();
+        if (on)
+            acis_dev.ops->sleep(acis_dev.ch, t.b, ms);
+        return 0;
     }
     return acis_dev.ops->wait(acis_dev.ch, ms) < 0 ? -1 : 0;
 }

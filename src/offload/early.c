@@ -22,6 +22,7 @@
 #include "offload/offload.h"
 #include "util/util.h"
 
+/* Part of its communicator's acis_coff: under the device lock, as it. */
 struct acis_early {
     struct acis_stream st;
     struct acis_dev_ticket t;

@@ -19,16 +19,17 @@
 
 #define BATCH 64
 
-static void coff_free(void *p)
+/* Take cs's state off the engine's lists (device lock held, by
+ * acis_ct_drop_off, which has cleared cs->off and cs's row already): from
+ * here no thread can reach it.  Early answers still out are dropped, not
+ * waited for: the members' closing barrier is done (a communicator with a
+ * row has its private dup), so every member has posted and nobody needs
+ * them, and another member may have given the row back already -- a new
+ * communicator can hold it, and the answer would never come (MPICH's
+ * coll/bcast test hung so at 4 ranks on shm). */
+static void coff_unhook(void *p)
 {
     struct acis_coff *co = p;
-    /* Early answers still out are dropped, not waited for: the members'
-     * closing barrier is done (a communicator with a row has its private
-     * dup), so every member has posted and nobody needs them, and another
-     * member may have given the row back already -- a new communicator
-     * can hold it, and the answer would never come (MPICH's coll/bcast
-     * test hung so at 4 ranks on shm). */
-    acis_dev_lock();
     for (struct acis_coff **pp = &acis_oc.active; *pp; pp = &(*pp)->next_active)
         if (*pp == co) {
             *pp = co->next_active;
@@ -41,13 +42,18 @@ static void coff_free(void *p)
         }
     if (!acis_comm_lost(co->cs))
         acis_oc.inflight -= co->win.busy_count - co->nearly;   /* early ones never counted */
-    acis_dev_unlock();
+    acis_fix_free(co);                  /* acis_oc.fixing changes under the lock */
+}
+
+/* Free cs's state once it is unhooked (no lock: nothing reaches it). */
+static void coff_free(void *p)
+{
+    struct acis_coff *co = p;
     acis_early_free(co);
     if (co->kept)
         for (uint32_t i = 0; i < co->win.size; i++)
             free(co->kept[i].pkt);
     free(co->kept);
-    acis_fix_free(co);
     acis_window_free(&co->win);
     free(co);
 }
@@ -143,6 +149,7 @@ static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
 void acis_engine_init(void)
 {
     acis_ct.off_new = coff_new;
+    acis_ct.off_unhook = coff_unhook;
     acis_ct.off_free = coff_free;
     acis_ct.off_window = coff_window;
     acis_dev_set_deliver(deliver, NULL);

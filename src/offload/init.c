@@ -1,6 +1,8 @@
 /* init.c -- MPI_Init, MPI_Init_thread and MPI_Finalize of libacis: parse the
  * CVARs (a bad one stops the job with one line), initialise MPICH, bring
- * every layer up in order, and take them down again before MPICH goes. */
+ * every layer up in order -- a step that fails on one rank is agreed on by
+ * all before any acts on it, so every rank ends in the same mode -- and
+ * take them down again before MPICH goes. */
 #include "config.h"
 
 #include <stdio.h>
@@ -41,6 +43,32 @@ static void check_same_cvars(void)
                 "ranks; give every rank the same values (acis-info --cvars shows scopes)");
 }
 
+/* Steps of the start that can fail on one rank alone: memory, an MPI
+ * attribute keyval or MPICH's generalized request class refused (or
+ * MPIR_CVAR_OFFLOAD_FAULT_INIT, for tests). */
+enum { FAILED_TABLES = 1, FAILED_HIER = 2, FAILED_NB = 4 };
+
+/* The steps that failed on any rank (one allreduce): every rank acts on
+ * the same outcome, so all end in the same mode and every collective one
+ * of them makes (acis_disconnect's barriers, a set-up) has all of them.
+ * A rank that failed says which step and what every rank does now. */
+static int agree(int mine)
+{
+    static const char *const what[] = {
+        "cannot create the communicator table or its MPI attribute keyvals; no rank "
+        "offloads",
+        "cannot create the node hierarchy's MPI attribute keyval; every rank runs flat",
+        "cannot create MPICH's generalized request class; every rank runs nonblocking "
+        "collectives in MPICH",
+    };
+    for (int i = 0; i < 3; i++)
+        if (mine & 1 << i && (i != 1 || acis_oc.hier))
+            acis_log(0, "%s", what[i]);
+    int any = mine;
+    PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
+    return any;
+}
+
 static int start(void)
 {
     char err[512] = "";
@@ -65,11 +93,20 @@ static int start(void)
     if (acis_fb.device_ok && PMPI_Comm_dup(MPI_COMM_WORLD, &acis_oc.poke_comm) != MPI_SUCCESS)
         acis_oc.poke_comm = MPI_COMM_WORLD;
     acis_ct.threaded = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
+
+    long long fault = ACIS_CV(OFFLOAD_FAULT_INIT);
+    int failed = 0;
     if (acis_commtable_init(acis_fb.device_ok ? acis_dev_info()->tables : 0) != 0 ||
-        acis_fallback_init() != 0) {
-        acis_log(0, "cannot create MPI attribute keyvals; offload disabled");
+        acis_fallback_init() != 0 || fault == ACIS_FAULT_INIT_TABLES)
+        failed |= FAILED_TABLES;
+    if (acis_hier_init() != 0 || fault == ACIS_FAULT_INIT_HIER)
+        failed |= FAILED_HIER;
+    if (acis_nb_init() != 0 || fault == ACIS_FAULT_INIT_NB)
+        failed |= FAILED_NB;
+    failed = agree(failed);
+    if (failed & FAILED_TABLES) {
         if (acis_fb.device_ok)
-            acis_disconnect();
+            acis_disconnect();              /* every rank: its barriers meet */
         acis_fb.device_ok = 0;
         acis_oc.mode = ACIS_MODE_OFF;
         return MPI_SUCCESS;
@@ -77,12 +114,10 @@ static int start(void)
     acis_engine_init();
     acis_helper_init();
     acis_run_init();
-    if (acis_hier_init() != 0) {
-        acis_log(0, "cannot create an MPI attribute keyval; no node hierarchy");
+    if (failed & FAILED_HIER)
         acis_oc.hier = 0;
-    }
     acis_fb.rejoin = ACIS_CV(OFFLOAD_REJOIN) == ACIS_REJOIN_NEW ? acis_rejoin : NULL;
-    if (acis_nb_init() != 0) {               /* no generalized requests: blocking only */
+    if (failed & FAILED_NB) {               /* no generalized requests: blocking only */
         for (int i = 0; i < ACIS_COLL_COUNT; i++)
             if (acis_coll_form((acis_coll_t)i) == ACIS_FORM_NONBLOCKING)
                 acis_fb.implemented[i] = 0;

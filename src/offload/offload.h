@@ -26,7 +26,9 @@ enum acis_mode {
     ACIS_MODE_ACTIVE      /* every call goes through acis_select() */
 };
 
-/* The progress helper thread (progress.c). */
+/* The progress helper thread (progress.c).  Lock ownership: look_us is
+ * set at MPI_Init; thread, failed and stop are under lock; started, live
+ * and parked are atomic (read without the lock on every call). */
 struct acis_helper {
     pthread_t thread;
     pthread_mutex_t lock;
@@ -38,6 +40,13 @@ struct acis_helper {
     atomic_int parked;        /* asleep until one starts */
 };
 
+/* Lock ownership: mode down to hier_keyval, nb_class, poke_comm and
+ * fault_seed are set in MPI_Init (before any other acis thread runs) and
+ * read-only until MPI_Finalize (after the helper stopped); active, coffs,
+ * inflight, fixing, rejoin_after_ns and fix_nomem_warned are under the
+ * device lock, whichever thread (application, progress helper, peer
+ * service) touches them; redo_pending, waiters, rounds and fault_draws are
+ * atomic; helper has its own lock. */
 struct acis_offload_ctx {
     int mode;                 /* enum acis_mode */
     int world_rank, world_size;
@@ -54,7 +63,8 @@ struct acis_offload_ctx {
                                  (engine.c, under the device lock) */
     struct acis_coff *coffs;  /* every communicator with offload state */
     uint32_t inflight;        /* segments out, all communicators (ditto) */
-    int fixing;               /* communicators in recovery (recover.c) */
+    int fixing;               /* communicators in recovery (recover.c;
+                                 under the device lock, as its readers) */
     atomic_int redo_pending;  /* nonblocking calls waiting to be redone in
                                  MPICH after a switch failure (recover.c) */
     MPIX_Grequest_class nb_class; /* generalized requests of nonblocking calls */
@@ -70,7 +80,11 @@ struct acis_offload_ctx {
 
 extern struct acis_offload_ctx acis_oc;
 
-/* One collective in the switch. */
+/* One collective in the switch.  Lock ownership: its calling thread fills
+ * it; once acis_op_start has linked it to its communicator, st and next
+ * are under the device lock (any thread's progress moves it); done,
+ * abandoned and failed are atomic, read by the waiter without the lock;
+ * cs and blocking are read-only; stalled is the waiter's. */
 struct acis_op {
     struct acis_stream st;
     struct acis_comm *cs;
@@ -102,7 +116,13 @@ struct acis_exec;
 
 /* Offload state of one communicator (acis_comm.off), under the device
  * lock: its slot window, sequence numbers, collectives in flight, kept
- * packets, and after a switch failure its recovery. */
+ * packets, and after a switch failure its recovery.  Any thread reaches it
+ * under that lock through acis_oc.active and acis_oc.coffs (the engine,
+ * the peer service) or through its communicator's row (deliver); a call on
+ * its communicator also through acis_comm.off, and only such a call reads
+ * early_from and nearly without the lock (only its calls change them).
+ * It is taken off those lists, and acis_comm.off and the row cleared,
+ * under the lock before it is freed (acis_ct_drop_off). */
 struct acis_coff {
     struct acis_window win;
     uint32_t seq;
@@ -179,6 +199,7 @@ size_t acis_fix_serve(void *arg, const struct acis_hdr *ask, uint8_t *reply);
 int acis_fix_progress(struct acis_coff *co);
 int acis_fix_input(void);
 void acis_fix_wait(void);
+/* Free co's recovery state, if any (device lock held: acis_oc.fixing). */
 void acis_fix_free(struct acis_coff *co);
 /* Redoing nonblocking calls in MPICH after a switch failure (recover.c):
  * mark x to be redone; start cs's marked calls, in call order; the same
@@ -266,7 +287,10 @@ int acis_plan_needs_sizes(const struct acis_call *c, uint64_t *mine);
 
 /* One offloaded call from start to finish: the size exchange (v-variants),
  * then the collective itself; redone in MPICH if its communicator went to
- * MPICH before it finished (nonblocking calls through an inner request). */
+ * MPICH before it finished (nonblocking calls through an inner request).
+ * Lock ownership: the thread in the call, or the one completing its
+ * request (MPI allows one at a time); next_exec is under the device lock
+ * (acis_coff.execs), redo atomic, op as struct acis_op says. */
 struct acis_exec {
     struct acis_call c;
     struct acis_plan p;

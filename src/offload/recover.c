@@ -60,6 +60,8 @@ struct fix_case {
     unsigned tries;
 };
 
+/* A communicator's recovery state (acis_coff.fix): under the device lock,
+ * as the acis_coff it belongs to. */
 struct acis_fix {
     uint16_t id;
     struct acis_swemu *emu;

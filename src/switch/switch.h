@@ -242,7 +242,7 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
 
 /* Serve until *stop becomes nonzero.  spin: poll without sleeping while
  * traffic flows (1) or sleep in epoll whenever idle (0). */
-int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin);
+int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin);
 
 /* Embedded switch: serve in a thread of this process.  A thread of the
  * job that waits for the switch anyway may drive it instead: it calls
@@ -281,7 +281,7 @@ void acis_verbsw_destroy(struct acis_verbsw *v);
  * and the device port, "mlx5_0:1". */
 const char *acis_verbsw_address(const struct acis_verbsw *v);
 const char *acis_verbsw_device(const struct acis_verbsw *v);
-int acis_verbsw_run(struct acis_verbsw *v, volatile int *stop, int spin);
+int acis_verbsw_run(struct acis_verbsw *v, atomic_int *stop, int spin);
 void acis_verbsw_counters(const struct acis_verbsw *v, uint64_t *out);
 
 /* ------------------------------------------------ shared-memory switch

@@ -23,13 +23,13 @@
 #include "switch.h"
 
 static volatile sig_atomic_t stop_flag;
-static volatile int stop_run;
+static atomic_int stop_run;             /* read by every serving thread */
 
 static void on_signal(int sig)
 {
     (void)sig;
     stop_flag = 1;
-    stop_run = 1;
+    atomic_store(&stop_run, 1);         /* lock-free: safe in a handler */
 }
 
 static void usage(FILE *out)

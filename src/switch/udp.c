@@ -51,7 +51,7 @@ struct acis_udpsw {
     /* embedded mode */
     pthread_t thread;
     int running, spin;
-    volatile int stop;
+    atomic_int stop;              /* set by the thread that stops it */
     pthread_mutex_t core_lock;    /* the thread or a driver, not both */
     _Atomic uint64_t last_drive;  /* when a driver last polled us */
     uint32_t home;                /* the hosting process's port (SW_NONE) */
@@ -358,11 +358,11 @@ static int serve(struct acis_udpsw *u, const struct epoll_event *ev, int n)
     return got;
 }
 
-int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin)
+int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin)
 {
     struct epoll_event ev[64];
     uint64_t last = acis_now_ns();
-    while (!*stop) {
+    while (!atomic_load(stop)) {
         uint64_t now = acis_now_ns(), drove = atomic_load(&u->last_drive);
         if (now - drove < HANDOFF_NS) {           /* a driver serves: stay parked */
             struct pollfd pf[2] = { { u->stopfd, POLLIN, 0 }, { u->wakefd, POLLIN, 0 } };
@@ -373,7 +373,11 @@ int acis_udpsw_run(struct acis_udpsw *u, volatile int *stop, int spin)
             continue;
         }
         int busy = spin && now - last < SPIN_NS;
-        int n = epoll_wait(u->epfd, ev, 64, busy ? 0 : u->fault.nheld ? 1 : 1000);
+        /* Held packets are released by tick(): look every ms while the
+         * fault injector may hold some (how many it holds is the core's,
+         * under core_lock; whether it may is set at start). */
+        int holds = u->fault.r.reorder || u->fault.r.delay;
+        int n = epoll_wait(u->epfd, ev, 64, busy ? 0 : holds ? 1 : 1000);
         if (n < 0 && errno != EINTR)
             return -1;
         if (now - atomic_load(&u->last_drive) < HANDOFF_NS)
@@ -436,7 +440,7 @@ static void *thread_main(void *arg)
 
 int acis_udpsw_start(struct acis_udpsw *u, int spin)
 {
-    u->stop = 0;
+    atomic_store(&u->stop, 0);
     u->spin = spin;
     if (pthread_create(&u->thread, NULL, thread_main, u) != 0)
         return -1;
@@ -449,7 +453,7 @@ void acis_udpsw_stop(struct acis_udpsw *u)
     if (!u->running)
         return;
     uint64_t one = 1;
-    u->stop = 1;
+    atomic_store(&u->stop, 1);
     if (write(u->stopfd, &one, sizeof one) < 0)
         perror("acis-switch: eventfd");
     pthread_join(u->thread, NULL);

@@ -198,11 +198,11 @@ void acis_verbsw_counters(const struct acis_verbsw *v, uint64_t *out)
     acis_sw_counters(v->core, out);
 }
 
-int acis_verbsw_run(struct acis_verbsw *v, volatile int *stop, int spin)
+int acis_verbsw_run(struct acis_verbsw *v, atomic_int *stop, int spin)
 {
     struct acis_ud_msg m[BATCH];
     uint64_t last = acis_now_ns();
-    while (!*stop) {
+    while (!atomic_load(stop)) {
         int n = acis_ud_recv(v->ud, m, BATCH);
         if (n < 0)
             return -1;

@@ -41,6 +41,8 @@ enum { ACIS_SETUP_LAZY, ACIS_SETUP_EAGER };                         /* COMM_SETU
 enum { ACIS_WAIT_AUTO, ACIS_WAIT_SPIN, ACIS_WAIT_BLOCK };           /* WAIT */
 enum { ACIS_REJOIN_NEW, ACIS_REJOIN_NEVER };                           /* REJOIN */
 enum { ACIS_HIER_AUTO, ACIS_HIER_FLAT, ACIS_HIER_NODE };               /* HIERARCHY */
+enum { ACIS_FAULT_INIT_NONE, ACIS_FAULT_INIT_TABLES, ACIS_FAULT_INIT_HIER,
+       ACIS_FAULT_INIT_NB };                                           /* FAULT_INIT */
 
 struct acis_cvar {
     const char *name;            /* after the MPIR_CVAR_ prefix */
@@ -246,6 +248,9 @@ uint64_t acis_now_ns(void);
 
 /* --------------------------------------------------------------- context */
 
+/* Lock ownership: cv, rank, verbose and threaded are set in MPI_Init,
+ * before any other acis thread starts, and read-only after; the counters
+ * are atomic variables, updated as acis_add says, by any thread. */
 struct acis_util_ctx {
     struct acis_cvars cv;        /* parsed at MPI_Init */
     int rank;                    /* world rank for log prefixes, -1 before */

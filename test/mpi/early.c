@@ -19,8 +19,9 @@
  *     those answers: they are gone);
  *   - a root that changes from call to call.
  * Every value is checked on every rank.  With --expect-early the roots
- * must have returned early (the acis_host_stats counter), so a root that
- * silently waited cannot pass; with --expect-none they must not have.
+ * must have returned early (the acis_host_stats counter), and every leaf
+ * of the plain gathers, so a member that silently waited cannot pass;
+ * with --expect-none none may have.
  * Usage: early [--expect-early | --expect-none] */
 #define _DEFAULT_SOURCE /* usleep */
 #include <stdio.h>
@@ -244,7 +245,15 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     bcasts(comm, 0);
     scatters(comm);
+    struct acis_host_stats g0, g1;
+    acis_get_host_stats(&g0);
     gathers(comm, 0);
+    acis_get_host_stats(&g1);
+    if (rank != 0 && expect)            /* a leaf of a gather returns early too */
+        check(expect > 0 ? g1.early_return > g0.early_return
+                         : g1.early_return == g0.early_return,
+              expect > 0 ? "a gather leaf returned early" : "no gather leaf returned early",
+              0);
     gathers(comm, 1);
     packed_leaves(comm);
     mixed(comm);

@@ -145,15 +145,22 @@ static int shm_poll(struct acis_chan *ch, acis_chan_deliver fn, void *arg)
     return got;
 }
 
+/* What a wait sleeps on: the oldest post (device lock held; out[] is
+ * what other threads change). */
+static int shm_wait_on(struct acis_chan *ch, void *ticket)
+{
+    if (ch->nctl || !ch->nout)
+        return 0;                       /* an answer to read, or nothing out */
+    memcpy(ticket, &ch->out[0], sizeof ch->out[0]);
+    return 1;
+}
+
+/* With the device lock held (a control round trip). */
 static int shm_wait(struct acis_chan *ch, int timeout_ms)
 {
-    if (ch->nctl)
-        return 1;
-    if (!ch->nout)
-        return 0;
-    /* Another thread may change out[] meanwhile (MPI_THREAD_MULTIPLE; the
-     * device lock is not held here): sleep on a copy, bounds-checked. */
-    struct acis_shm_wait w = ch->out[0];
+    struct acis_shm_wait w;
+    if (!shm_wait_on(ch, &w))
+        return ch->nctl ? 1 : 0;
     acis_shmsw_sleep(ch->sw, &w, timeout_ms);
     return 1;
 }
@@ -213,5 +220,5 @@ const struct acis_chan_ops acis_chan_shm = {
     .name = "shm", .sealed = 0, .reliable = 1, .open = shm_open_, .attach = shm_attach,
     .send = shm_send, .recv = shm_recv, .wait = shm_wait, .fd = shm_fd,
     .rcvbuf = shm_rcvbuf, .close = shm_close, .poll = shm_poll,
-    .post = shm_post, .ready = shm_ready, .sleep = shm_sleep,
+    .post = shm_post, .ready = shm_ready, .sleep = shm_sleep, .wait_on = shm_wait_on,
 };
