@@ -8,8 +8,9 @@
 # (acis_ct.off_new, a deliver function) are not symbol references and are
 # how a lower layer reports up.  Between folders there can be no call
 # cycle, since every folder calls only those after it.  Within src/switch
-# no file calls another that calls it back, however indirectly (tsort of
-# the objects' calls; sw.h gives the order).
+# and src/commtable no file calls another that calls it back, however
+# indirectly (tsort of the objects' calls; sw.h gives the switch's order).
+# src/offload and src/fallback still have such circles (issue 33).
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 ORDER="offload fallback commtable mpid switch verbs wire util"
@@ -60,16 +61,17 @@ if [ -s "$TMPD/up" ]; then
     sort -u "$TMPD/up"
     bad=1
 fi
-note "calls within src/switch: no circle between its files"
+note "calls within src/switch and src/commtable: no circle between their files"
 { grep '^def ' "$TMPD/syms"; grep '^use ' "$TMPD/syms"; } | awk '
     $1 == "def" { at[$2] = $4; next }
-    $1 == "use" && $3 == "switch" && ($2 in at) && at[$2] != $4 && at[$2] ~ /^src\/switch\// {
+    $1 == "use" && ($3 == "switch" || $3 == "commtable") && ($2 in at) && at[$2] != $4 &&
+        at[$2] ~ /^src\/(switch|commtable)\// {
         print $4, at[$2]
     }' | sort -u >"$TMPD/pairs"
 if ! tsort "$TMPD/pairs" >/dev/null 2>"$TMPD/loop"; then
     sed 's/^tsort: //' "$TMPD/loop"
     bad=1
 fi
-[ $bad = 0 ] || fail "a folder uses one above it, or src/switch's files call in a circle \
+[ $bad = 0 ] || fail "a folder uses one above it, or files of src/switch or src/commtable call in a circle \
 (the order: $ORDER)"
 echo "ok: $(echo "$objs" | wc -w) objects and the sources of src/ use folders in the order $ORDER"

@@ -12,9 +12,6 @@
 
 #include "commtable.h"
 
-struct acis_commtable_ctx acis_ct = { .keyval = MPI_KEYVAL_INVALID,
-                                      .closing_lock = PTHREAD_MUTEX_INITIALIZER };
-
 static void destroy(struct acis_comm *cs)
 {
     acis_ct_drop_off(cs);               /* out of every thread's sight, then freed */

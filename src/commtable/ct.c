@@ -137,7 +137,6 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     if (cs->state == ACIS_CT_REFUSED || cs->state == ACIS_CT_FAILED ||
         cs->state == ACIS_CT_BROKEN)
         return cs->refused;
-    acis_comm_reap(0);                 /* rows of communicators freed since */
     int lost = atomic_load(&acis_ct.device_lost);
     if (rejoin) {                      /* a switch that failed may be back */
         int any;

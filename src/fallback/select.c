@@ -242,6 +242,8 @@ acis_reason_t acis_comm_reason(MPI_Comm comm)
 
 acis_reason_t acis_comm_ready(struct acis_comm *cs)
 {
+    if (cs->state == ACIS_CT_UNKNOWN)
+        acis_comm_reap(0);             /* rows of communicators freed since */
     return acis_comm_setup(cs, acis_fb.rejoin);
 }
 
