@@ -118,8 +118,7 @@ static void reply_packet(struct acis_sw *sw, uint32_t job, uint32_t leader, uint
     acis_put32(p + 4, r->ctx);
     acis_put32(p + 8, ct ? ct->window : 0);
     acis_put32(p + 12, ct ? ct->payload : sw->o.payload);
-    acis_put32(p + 16, ct ? (ct->links ? ACIS_CT_SPANS : ACIS_CT_SCAN_SPLIT) |
-                                ACIS_CT_OWN_BLOCK : 0);
+    acis_put32(p + 16, ct ? ct->flags : 0);
 }
 
 /* Send a CT_REPLY (as built, or as it came from the parent) to the
@@ -162,9 +161,11 @@ static void conclude(struct acis_sw *sw, struct sw_setup *su, uint32_t status)
     uint32_t ctx = su->installed ? sw_ct_ctx(sw, su->row) : 0;
     if (status == ACIS_ST_OK) {
         struct sw_ct *ct = &sw->cts[su->row];
-        ct->levels = su->levels;
+        ct->levels = (uint8_t)su->levels;
         ct->window = su->window;
         ct->payload = su->payload;
+        ct->flags = (uint8_t)((ct->links ? ACIS_CT_SPANS : ACIS_CT_SCAN_SPLIT) |
+                              ACIS_CT_OWN_BLOCK);
     }
     reply_packet(sw, su->job, su->leader, su->id, status, ctx, &r, p);
     forward(sw, su, &r, p, sizeof p);
@@ -349,7 +350,7 @@ void sw_setup_confirmed(struct acis_sw *sw, uint32_t port, uint32_t job,
     su->last_ns = acis_now_ns();
     uint32_t st = acis_get32(payload), below = acis_get32(payload + 8);
     uint32_t win = acis_get32(payload + 12), pl = acis_get32(payload + 16);
-    if (below < 256 && below + 1 > su->levels)
+    if (below < 255 && below + 1 > su->levels)
         su->levels = below + 1;
     if (win < su->window)
         su->window = win;
@@ -384,9 +385,11 @@ void sw_setup_reply_down(struct acis_sw *sw, uint32_t job, const struct acis_hdr
     }
     if (st == ACIS_ST_OK) {
         struct sw_ct *ct = &sw->cts[su->row];
-        ct->levels = su->levels;
+        ct->levels = (uint8_t)su->levels;
         ct->window = acis_get32(payload + 8);
         ct->payload = acis_get32(payload + 12);
+        ct->flags = (uint8_t)acis_get32(payload + 16);   /* the top's: a repeat here
+                                                            gets them */
     } else if (mine) {
         sw_ct_free(sw, su->row);
     }

@@ -171,12 +171,15 @@ struct sw_slot {
 struct sw_ct {
     uint8_t in_use;
     uint8_t links;           /* some child is a switch */
+    uint8_t flags;           /* the CT_REPLY flags the top gave the members
+                                (ACIS_CT_*): every switch answers a repeated
+                                CT_JOIN with the same */
+    uint8_t levels;          /* switches from here down to the hosts, this
+                                one included (the timing model), < 256 */
     uint16_t gen;            /* bumped on reuse, part of the context id */
     uint32_t job;
     uint32_t size;           /* members of the communicator, fabric-wide */
     uint32_t nchild;         /* ports set in ports */
-    uint32_t levels;         /* switches from here down to the hosts, this
-                                one included (the timing model) */
     uint32_t leader, id;     /* the set-up that made it */
     uint32_t window;         /* slots the members use (every switch of the
                                 row has at least these) */

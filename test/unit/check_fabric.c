@@ -570,6 +570,34 @@ static uint32_t reply_of(int h)
     return st;
 }
 
+/* A member whose answer was lost repeats its CT_JOIN after the set-up is
+ * done: its own leaf answers it, with what the top gave the others (a
+ * leaf once answered with its own view: no SPANS, so that member would
+ * have offloaded scans the fabric cannot serve). */
+START_TEST(repeat_join_same_answer)
+{
+    setup_fabric("fattree:leaves=2,spines=1,radix=4", 256, 4);
+    struct sim_comm *c = world(4);
+    ck_assert_uint_ne(c->flags & ACIS_CT_SPANS, 0);
+    for (int h = 0; h < 4; h++) {
+        struct sim_pkt p;
+        struct acis_hdr hd;
+        join(h, 77, 0, 4, (uint32_t)h);           /* world()'s set-up, again */
+        ck_assert(sim_pop(S, h, &p));
+        ck_assert_int_eq(acis_wire_decode(p.data, p.len, ACIS_MAX_PAYLOAD, &hd), ACIS_WERR_OK);
+        ck_assert_uint_eq(ACIS_OPC_KIND(hd.opcode), ACIS_K_CT_REPLY);
+        const uint8_t *r = p.data + ACIS_HDR_LEN;
+        ck_assert_uint_eq(acis_get32(r), ACIS_ST_OK);
+        ck_assert_uint_eq(acis_get32(r + 4), c->ctx);
+        ck_assert_uint_eq(acis_get32(r + 8), c->window);
+        ck_assert_uint_eq(acis_get32(r + 12), c->payload);
+        ck_assert_uint_eq(acis_get32(r + 16), c->flags);
+        free(p.data);
+    }
+    comm_free(c);
+}
+END_TEST
+
 /* What a switch refuses at once: a member outside the communicator, a
  * member naming another size than the others at that switch.  (A member
  * counted twice on two switches is the job's own error: the set-up
@@ -1082,6 +1110,7 @@ int main(void)
     tcase_add_test(t, torus_4x4x4);
     tcase_add_test(t, two_jobs);
     tcase_add_test(t, refusals);
+    tcase_add_test(t, repeat_join_same_answer);
     tcase_add_test(t, job_limit_at_the_top);
     tcase_add_test(t, table_bounds);
     tcase_add_test(t, fattree_65536_ranks);
