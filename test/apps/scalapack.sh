@@ -6,7 +6,8 @@
 # the PBLAS level 1-3 testers of all four precisions (grids 2x2, 1x2, 2x1,
 # 1x4 from their input files) must pass their own checks, and acis must have
 # offloaded some of their collectives.  ACIS_SCALAPACK_TESTS names another
-# copy of the mpich-tests folder.
+# copy of the mpich-tests folder.  (About 3 minutes: nine testers of four
+# ranks on two cores, each as long as ScaLAPACK makes it.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 DIR=${ACIS_SCALAPACK_TESTS:-/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests}

@@ -14,6 +14,8 @@
 # MPICH).  Before, that state was made at the first collective and its
 # failure failed that call on one rank alone.  And a rank that abstains
 # while the other is on the short path.
+# (About 65 s: coll_check under injected want of memory at 2 and 4 ranks
+# on both channels, then a soak.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_FAULT_NOMEM=0.1
 

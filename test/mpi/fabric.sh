@@ -12,6 +12,7 @@
 # alike; the spine, then a leaf, killed in the middle of a run
 # (switch_kill.c: the members finish what was in flight, results right,
 # no hang); and ranks that disagree on auto.
+# (About 90 s: three fabrics of daemons, 4-rank jobs on each, one lossy.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 NOSCAN=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv

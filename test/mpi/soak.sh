@@ -1,10 +1,11 @@
 #!/bin/sh
-# soak.sh -- the bounded soak: 100 000 random collectives (collective,
+# soak.sh -- the bounded soak: 60 000 random collectives (collective,
 # communicator, type, operation, size, root, in place) at 2 ranks under 1 %
 # packet loss on every host and on the switch, each compared with plain
-# MPICH; then 10 000 at 4 ranks.  Nearly all must run in the switch, and
-# the loss must show as retransmissions; then the same on the shared-memory
-# channel, without loss.  bench/soak.sh runs longer ones.
+# MPICH; then 6 000 at 4 ranks.  Nearly all must run in the switch, and
+# the loss must show as retransmissions; then 30 000 and 3 000 on the
+# shared-memory channel, without loss.  bench/soak.sh runs longer ones.
+# (60 s here: CI's time is shared; it ran 100 000 and 10 000 until 2026-11-27.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
 soak() {       # soak NP COUNT SEED (the UDP channel, packets lost)
@@ -17,10 +18,10 @@ soak() {       # soak NP COUNT SEED (the UDP channel, packets lost)
     grep -q ' 0 retransmissions' "$TMPD/out" && fail "no retransmissions under 1 % loss"
     return 0
 }
-soak 2 100000 11
-soak 4 10000 12
-note "shared-memory channel: 50 000 at 2 ranks, 5 000 at 4"
-for run in "2 50000 13" "4 5000 14"; do
+soak 2 60000 11
+soak 4 6000 12
+note "shared-memory channel: 30 000 at 2 ranks, 3 000 at 4"
+for run in "2 30000 13" "4 3000 14"; do
     set -- $run
     MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_DEVICE=shm \
         run_mpi "$1" "$TESTS_DIR/soak" --count="$2" --seed="$3" --min-offloaded=99 ||
