@@ -40,12 +40,16 @@ for src in $(cd "$top_srcdir" && find src -name '*.[ch]'); do
 done
 
 note "calls: no object calls a function defined in a folder before its own"
-objs=$(cd "$top_builddir" && find src -name '*.o' ! -path '*/.libs/*' | sort)
+# libtool keeps the PIC objects in .libs/ (the only ones with
+# --disable-static); each source is read once, under its name without .libs
+objs=$(cd "$top_builddir" && find src -name '*.o' | sed 's|/\.libs/|/|' | sort -u)
 [ -n "$objs" ] || fail "no objects under $top_builddir/src: build first"
 (cd "$top_builddir" && for o in $objs; do
     dir=$(echo "$o" | cut -d/ -f2)
-    nm -P --defined-only "$o" | awk -v d="$dir" -v o="$o" '$2 ~ /^[TDBR]$/ { print "def", $1, d, o }'
-    nm -P -u "$o" | awk -v d="$dir" -v o="$o" '{ print "use", $1, d, o }'
+    f=$(dirname "$o")/.libs/$(basename "$o")
+    [ -f "$f" ] || f=$o
+    nm -P --defined-only "$f" | awk -v d="$dir" -v o="$o" '$2 ~ /^[TDBR]$/ { print "def", $1, d, o }'
+    nm -P -u "$f" | awk -v d="$dir" -v o="$o" '{ print "use", $1, d, o }'
 done) >"$TMPD/syms"
 { echo "$ranks" | awk '{ print "rank", $1, $2 }'; grep '^def ' "$TMPD/syms";
   grep '^use ' "$TMPD/syms"; } | awk '

@@ -30,7 +30,13 @@ ALL=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,all
 ALL=$ALL,reduce_scatter,reduce_scatter_block,scan,exscan
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "== $*"; }
+# note TEXT: a step's heading; the step before it gets its time.
+note() {
+    _note_now=$(date +%s)
+    [ -n "${_note_at:-}" ] && echo "   ($(( _note_now - _note_at )) s)"
+    _note_at=$_note_now
+    echo "== $*"
+}
 
 # start_switchd TAG [ARGS...]: start acis-switchd ARGS in the background (its
 # pid in $TMPD/swTAG.pid, its output in $TMPD/swTAG.out) and print the
@@ -58,3 +64,10 @@ run_mpi() {
 for v in $(env | sed -n 's/^\(\(MPIR_CVAR\|MPIR_PARAM\|MPICH\)_OFFLOAD[A-Z_]*\)=.*/\1/p'); do
     unset "$v"
 done
+# Under a sanitizer everything runs several times slower: MPI_Init may
+# take longer than the default 2 s to reach the job's switch (a test that
+# sets its own value overrides this).
+if [ -n "${ACIS_TEST_SANITIZED:-}" ]; then
+    MPIR_CVAR_OFFLOAD_CONNECT_MS=30000
+    export MPIR_CVAR_OFFLOAD_CONNECT_MS
+fi

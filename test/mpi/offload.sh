@@ -42,9 +42,14 @@ for dev in shm udp; do
         cat "$TMPD/out"
     fi
     grep -q ', 0 on the short path' "$TMPD/out" || { cat "$TMPD/out"; fail "$dev: short path"; }
-    note "$dev: 4 ranks, every op and datatype for Allreduce, Reduce, Reduce_scatter_block, Scan"
-    run_mpi 4 "$TESTS_DIR/coll_check" $OFF --colls=allreduce,reduce,reduce_scatter_block,scan \
-        --counts=0,1,1000 $W4 ||
+    # every op and datatype at 4 ranks: all four reductions on shm; on udp
+    # Allreduce and Scan only, since Reduce and Reduce_scatter_block fold
+    # in the same switch code and differ from Allreduce only in who gets
+    # the answer, which the quick matrix below checks on udp too
+    colls=allreduce,reduce,reduce_scatter_block,scan
+    [ $dev = udp ] && colls=allreduce,scan
+    note "$dev: 4 ranks, every op and datatype for $colls"
+    run_mpi 4 "$TESTS_DIR/coll_check" $OFF --colls=$colls --counts=0,1,1000 $W4 ||
         fail "$dev: 4 ranks, reductions"
     note "$dev: 4 ranks, quick matrix"
     run_mpi 4 "$TESTS_DIR/coll_check" $OFF --matrix=quick --counts=0,5,5000 $W4 ||
