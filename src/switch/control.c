@@ -14,6 +14,14 @@
 
 #define MAX_WORLD (1u << 24)
 
+/* Whether job j (SW_NONE: a new one) may take port p: a port a host left
+ * stays its job's while that job lives (sw_port.held). */
+static int port_free(const struct acis_sw *sw, uint32_t p, uint32_t j)
+{
+    const struct sw_port *sp = &sw->ports[p];
+    return !sp->in_use && (!sp->held || sp->job == j);
+}
+
 /* A switch below asks for a link port (a retry gets the same one); only
  * as many as --links allows. */
 static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_hdr *h)
@@ -24,7 +32,7 @@ static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_h
             sw_welcome(sw, p, peer, h, ACIS_ST_OK);
             return;
         }
-    for (p = 0; p < sw->o.ports && sw->ports[p].in_use; p++)
+    for (p = 0; p < sw->o.ports && !port_free(sw, p, SW_NONE); p++)
         ;
     if (p == sw->o.ports || sw->nlinks >= sw->o.links ||
         sw->io.port_open(sw->io.ctx, p, peer) != 0) {
@@ -49,14 +57,15 @@ static uint32_t port_of(const struct acis_sw *sw, uint32_t j, uint32_t rank)
     return SW_NONE;
 }
 
-/* A free host port: rank's own number when it is free (a job alone on a
- * fresh switch gets ports in rank order), else the first free one. */
-static uint32_t free_port(const struct acis_sw *sw, uint32_t rank)
+/* A free host port for rank of job j: rank's own number when it is free
+ * (a job alone on a fresh switch gets ports in rank order), else the
+ * first free one. */
+static uint32_t free_port(const struct acis_sw *sw, uint32_t rank, uint32_t j)
 {
-    if (!sw->ports[rank % sw->o.ports].in_use)
+    if (port_free(sw, rank % sw->o.ports, j))
         return rank % sw->o.ports;
     for (uint32_t p = 0; p < sw->o.ports; p++)
-        if (!sw->ports[p].in_use)
+        if (port_free(sw, p, j))
             return p;
     return SW_NONE;
 }
@@ -90,7 +99,7 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
         sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_LIMIT);
         return;
     }
-    if ((p = free_port(sw, h->src)) == SW_NONE ||
+    if ((p = free_port(sw, h->src, j)) == SW_NONE ||
         (j == SW_NONE && (j = sw_job_new(sw, h->job_key, world)) == SW_NONE)) {
         sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_NO_PORT);
         return;

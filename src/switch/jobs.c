@@ -31,6 +31,9 @@ void sw_job_release(struct acis_sw *sw, uint32_t job)
         if (sw->cts[r].in_use && sw->cts[r].job == job)
             sw_ct_free(sw, r);
     sw_setup_drop_job(sw, job);
+    for (uint32_t p = 0; p < sw->o.ports; p++)
+        if (sw->ports[p].held && sw->ports[p].job == job)
+            sw->ports[p].held = 0;               /* no row names them now */
     sw->jobs[job].in_use = 0;
     SWC(sw, jobs)--;
 }

@@ -35,6 +35,7 @@ void sw_port_gone(struct acis_sw *sw, uint32_t port)
 {
     struct sw_port *sp = &sw->ports[port];
     sp->in_use = 0;
+    sp->held = 1;                        /* until sw_job_release */
     SWC(sw, ports_in_use)--;
     sw->io.port_close(sw->io.ctx, port);
     sw->jobs[sp->job].hosts--;

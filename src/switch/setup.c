@@ -349,7 +349,8 @@ void sw_setup_confirmed(struct acis_sw *sw, uint32_t port, uint32_t job,
     sw_bit_set(su->acked, port);
     su->last_ns = acis_now_ns();
     uint32_t st = acis_get32(payload), below = acis_get32(payload + 8);
-    uint32_t win = acis_get32(payload + 12), pl = acis_get32(payload + 16);
+    uint32_t win = acis_get32(payload + 12);
+    uint32_t pl = h->payload_len >= 20 ? acis_get32(payload + 16) : su->payload;
     if (below < 255 && below + 1 > su->levels)
         su->levels = below + 1;
     if (win < su->window)
@@ -383,18 +384,28 @@ void sw_setup_reply_down(struct acis_sw *sw, uint32_t job, const struct acis_hdr
         SWC(sw, drop_stale)++;
         return;
     }
+    uint8_t p[64];                               /* control_len_ok: at most 64 */
+    memcpy(p, payload, h->payload_len);
+    uint32_t win = acis_get32(p + 8), pl = acis_get32(p + 12);
+    if (st == ACIS_ST_OK && (win == 0 || win > sw->window || pl < ACIS_MIN_PAYLOAD ||
+                             pl > sw->o.payload)) {
+        /* more than this switch told the parent it serves: its slots
+         * belong to other rows, its buffers are o.payload long */
+        SWC(sw, drop_malformed)++;
+        acis_put32(p, st = ACIS_ST_NO_SLOTS);
+    }
     if (st == ACIS_ST_OK) {
         struct sw_ct *ct = &sw->cts[su->row];
         ct->levels = (uint8_t)su->levels;
-        ct->window = acis_get32(payload + 8);
-        ct->payload = acis_get32(payload + 12);
-        ct->flags = (uint8_t)acis_get32(payload + 16);   /* the top's: a repeat here
-                                                            gets them */
+        ct->window = win;
+        ct->payload = pl;
+        ct->flags = h->payload_len >= 20 ? (uint8_t)acis_get32(p + 16) : 0;
+                                                 /* the top's: a repeat here gets them */
     } else if (mine) {
         sw_ct_free(sw, su->row);
     }
     struct acis_hdr r = *h;
-    forward(sw, su, &r, payload, h->payload_len);
+    forward(sw, su, &r, p, h->payload_len);
     drop(sw, su);
 }
 

@@ -64,6 +64,10 @@ struct sw_port {
     uint8_t link;            /* a child switch, not a host */
     uint8_t waiting;         /* a host below a parent: its WELCOME waits until
                                 the top of the tree knows its job */
+    uint8_t held;            /* not in use, but its host's job (job) lives on:
+                                the job's rows may still name the port, so
+                                only that job may take it (its answers carry
+                                the job's key) until the job leaves */
     uint32_t job;            /* hosts: index into jobs */
     uint32_t rank;           /* hosts: global rank in the job; links: the
                                 child switch's boot id */

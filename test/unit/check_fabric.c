@@ -701,8 +701,9 @@ static uint32_t feed_seq = 1;                   /* seq of what feed() sends */
 static void feed(struct acis_sw *sw, uint32_t port, unsigned kind, uint16_t flags, uint32_t src,
                  uint32_t ctx, const uint8_t *pl, size_t len)
 {
-    uint8_t b[ACIS_HDR_LEN + 64];
+    uint8_t *b = malloc(ACIS_HDR_LEN + len);     /* exact: ASan sees over-reads */
     int peer = 0;
+    ck_assert_ptr_nonnull(b);
     sim_control(b, kind, KEY, src, ctx, feed_seq, pl, len);
     if (flags) {                                 /* reseal with the flags */
         struct acis_hdr h;
@@ -713,6 +714,7 @@ static void feed(struct acis_sw *sw, uint32_t port, unsigned kind, uint16_t flag
         acis_hdr_seal(b, pl, len);
     }
     acis_sw_input(sw, port, &peer, b, ACIS_HDR_LEN + len);
+    free(b);
 }
 
 static uint64_t counter(const struct acis_sw *sw, int k)
@@ -792,7 +794,7 @@ START_TEST(link_protocol)
     acis_put32(rp + 8, 4);
     acis_put32(rp + 12, 16384);
     feed(sw, ACIS_PORT_UPLINK, ACIS_K_CT_REPLY, ACIS_F_RESULT, ACIS_NO_RANK, 5u << 16 | 1, rp,
-         sizeof rp);
+         ACIS_CT_REPLY_MIN);                     /* without flags, as switches before them */
     ck_assert_uint_eq(last(&l, ACIS_K_CT_REPLY, 0)->ctx, 5u << 16 | 1);
     ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_OK);
     acis_put32(pl, 2);
@@ -807,6 +809,18 @@ START_TEST(link_protocol)
          ACIS_CT_INSTALL_LEN);
     ck_assert_uint_eq(last(&l, ACIS_K_CT_REPLY, ACIS_PORT_UPLINK)->ctx, 6u << 16 | 1);
     ck_assert_uint_eq(counter(sw, ACIS_SWC_tables_in_use), 1);
+    /* a parent's answer granting more slots than this switch serves (its
+     * rows own 4 of the pool) is not believed: the row goes and the
+     * member is refused */
+    uint64_t malformed = counter(sw, ACIS_SWC_drop_malformed);
+    acis_put32(rp + 4, 6u << 16 | 1);
+    acis_put32(rp + 8, 65535);
+    feed(sw, ACIS_PORT_UPLINK, ACIS_K_CT_REPLY, ACIS_F_RESULT, ACIS_NO_RANK, 6u << 16 | 1, rp,
+         sizeof rp);
+    ck_assert_uint_eq(last(&l, ACIS_K_CT_REPLY, 0)->ctx, 6u << 16 | 1);
+    ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_NO_SLOTS);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_drop_malformed), malformed + 1);
+    ck_assert_uint_eq(counter(sw, ACIS_SWC_tables_in_use), 0);
     feed_seq = 1;
 
     /* a link: one allowed, a second refused; a malformed job claim on it

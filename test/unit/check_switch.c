@@ -985,6 +985,45 @@ START_TEST(hello_flood)
 }
 END_TEST
 
+/* A port its host left stays its job's while the job lives: the job's
+ * rows still name it, and their answers carry the job's key (on the
+ * review's tree another job's HELLO took it and heard them). */
+START_TEST(port_kept_for_its_job)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.ports = 4;
+    o.tables = 4;
+    o.slots = 16;
+    setup_opts(o, 3);                            /* KEY's ranks 0-2 on ports 0-2 */
+    struct sim_comm *c = world(3);
+    sim_leave(S, 1);
+    uint32_t st;
+    int rogue = sim_join(S, KEY + 1, 1, 2, &st); /* rank 1 of another job */
+    ck_assert_int_ge(rogue, 0);
+    ck_assert_uint_eq(S->hosts[rogue].port, 3);  /* not port 1 */
+    int back = sim_join(S, KEY, 1, 3, &st);      /* the job's own rank 1 may */
+    ck_assert_int_ge(back, 0);
+    ck_assert_uint_eq(S->hosts[back].port, 1);
+    sim_leave(S, rogue);
+    int third = sim_join(S, KEY + 2, 0, 1, &st); /* a third job: port 3 */
+    ck_assert_int_ge(third, 0);
+    ck_assert_uint_eq(S->hosts[third].port, 3);
+    sim_leave(S, third);
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_jobs], 1);
+    /* once KEY has left, its ports are anyone's */
+    sim_leave(S, 0);
+    sim_leave(S, 2);
+    sim_leave(S, back);
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_jobs], 0);
+    int later = sim_join(S, KEY + 3, 1, 2, &st);
+    ck_assert_int_ge(later, 0);
+    ck_assert_uint_eq(S->hosts[later].port, 1);
+    comm_free(c);
+}
+END_TEST
+
 /* A 64 KiB scan at 256 members: segments cut so every member's piece
  * fits one pool buffer, every member's prefix right, and the switch's
  * memory what it was (on 66c2fb4 a 512 KiB scan at 256 members grew the
@@ -1208,6 +1247,7 @@ int main(void)
     tcase_add_test(ctl, answered_flags);
     tcase_add_test(ctl, var_pieces_never_leak);
     tcase_add_test(ctl, hello_flood);
+    tcase_add_test(ctl, port_kept_for_its_job);
     tcase_add_test(ctl, scan_256_members);
     suite_add_tcase(s, ctl);
     TCase *k = tcase_create("kernels");
