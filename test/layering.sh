@@ -7,9 +7,10 @@
 # without an include (an extern declared by hand).  Callbacks handed down
 # (acis_ct.off_new, a deliver function) are not symbol references and are
 # how a lower layer reports up.  Between folders there can be no call
-# cycle, since every folder calls only those after it.  Within src/switch
-# and src/commtable no file calls another that calls it back, however
-# indirectly (tsort of the objects' calls; sw.h gives the switch's order).
+# cycle, since every folder calls only those after it.  Within src/switch,
+# src/commtable and src/mpid no file calls another that calls it back,
+# however indirectly (tsort of the objects' calls; sw.h gives the switch's
+# order), and the device's context (src/mpid/dev.h) stays in src/mpid.
 # src/offload and src/fallback still have such circles (issue 33).
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
@@ -65,17 +66,24 @@ if [ -s "$TMPD/up" ]; then
     sort -u "$TMPD/up"
     bad=1
 fi
-note "calls within src/switch and src/commtable: no circle between their files"
+note "private: src/mpid/dev.h, the device's context, is included in src/mpid alone"
+for src in $(cd "$top_srcdir" && grep -rl '#include "mpid/dev.h"' src); do
+    case $src in
+    src/mpid/*) ;;
+    *) echo "$src: includes mpid/dev.h, private to src/mpid"; bad=1 ;;
+    esac
+done
+note "calls within src/switch, src/commtable and src/mpid: no circle between their files"
 { grep '^def ' "$TMPD/syms"; grep '^use ' "$TMPD/syms"; } | awk '
     $1 == "def" { at[$2] = $4; next }
-    $1 == "use" && ($3 == "switch" || $3 == "commtable") && ($2 in at) && at[$2] != $4 &&
-        at[$2] ~ /^src\/(switch|commtable)\// {
+    $1 == "use" && ($3 == "switch" || $3 == "commtable" || $3 == "mpid") && ($2 in at) &&
+        at[$2] != $4 && at[$2] ~ /^src\/(switch|commtable|mpid)\// {
         print $4, at[$2]
     }' | sort -u >"$TMPD/pairs"
 if ! tsort "$TMPD/pairs" >/dev/null 2>"$TMPD/loop"; then
     sed 's/^tsort: //' "$TMPD/loop"
     bad=1
 fi
-[ $bad = 0 ] || fail "a folder uses one above it, or files of src/switch or src/commtable call in a circle \
+[ $bad = 0 ] || fail "a folder uses one above it, or files of src/switch, src/commtable or src/mpid call in a circle \
 (the order: $ORDER)"
 echo "ok: $(echo "$objs" | wc -w) objects and the sources of src/ use folders in the order $ORDER"

@@ -3,7 +3,8 @@
  * channel (udp, shm or verbs).  In MPICH's vocabulary the device owns
  * progress; a channel only moves bytes.  Nothing here uses MPI.
  *
- * State: struct acis_dev_ctx acis_dev (device.c). */
+ * State: struct acis_dev_ctx acis_dev (dev.h; device.c, wait.c and
+ * control.c share it). */
 #ifndef ACIS_DEVICE_H
 #define ACIS_DEVICE_H
 

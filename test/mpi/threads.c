@@ -1,7 +1,14 @@
 /* threads.c -- MPI_THREAD_MULTIPLE: two threads per rank, each running
  * collectives on its own communicator at the same time (blocking and
  * nonblocking, offloaded), checked against MPICH and against the offload
- * counters. */
+ * counters.  First, SETUPS rounds in which the two threads set up two new
+ * communicators at once (the first collective on each), in whatever order
+ * each rank's threads get there: every one must get a switch row (a
+ * set-up that held the device while it waited for the other members made
+ * opposite orders on two ranks wait for each other until the timeout,
+ * and the communicators stayed in MPICH). */
+#define _POSIX_C_SOURCE 200809L   /* pthread_barrier_t */
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +19,7 @@
 
 #define THREADS 2
 #define ITERS 200
+#define SETUPS 20
 
 static int rank, size;
 
@@ -60,6 +68,51 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static pthread_barrier_t together;
+
+/* One round's set-up: both threads start at once. */
+static void *first_call(void *arg)
+{
+    struct job *j = arg;
+    int one = 1, sum = 0;
+    pthread_barrier_wait(&together);
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, j->comm);
+    if (sum != size)
+        j->failures++;
+    return NULL;
+}
+
+/* SETUPS rounds of two communicators set up at once; the ones left in
+ * MPICH, counted on this rank. */
+static int setup_rounds(void)
+{
+    int refused = 0;
+    pthread_barrier_init(&together, NULL, THREADS);
+    for (int round = 0; round < SETUPS; round++) {
+        struct job jobs[THREADS];
+        pthread_t t[THREADS];
+        for (int i = 0; i < THREADS; i++) {
+            jobs[i] = (struct job){ .id = i };
+            MPI_Comm_dup(MPI_COMM_WORLD, &jobs[i].comm);
+        }
+        for (int i = 0; i < THREADS; i++)
+            pthread_create(&t[i], NULL, first_call, &jobs[i]);
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(t[i], NULL);
+            acis_reason_t why;
+            if (!acis_comm_offloaded(jobs[i].comm, &why)) {
+                refused++;
+                fprintf(stderr, "threads[%d]: round %d, communicator %d in MPICH: %s\n", rank,
+                        round, i, acis_reason_text(why));
+            }
+            refused += jobs[i].failures;
+            MPI_Comm_free(&jobs[i].comm);
+        }
+    }
+    pthread_barrier_destroy(&together);
+    return refused;
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -72,6 +125,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
+    int set_up_late = setup_rounds();
     struct job jobs[THREADS];
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) {
@@ -102,6 +156,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "threads[%d]: %llu of %d collectives offloaded\n", rank,
                 (unsigned long long)off, THREADS * ITERS);
     }
+    failures += set_up_late;
     int total;
     PMPI_Reduce(&failures, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
