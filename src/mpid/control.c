@@ -22,14 +22,17 @@ static const struct acis_chan_ops *const channels[] = {
     [ACIS_DEV_VERBS] = &acis_chan_verbs,
 };
 
-/* A free control entry for kind and seq, NULL if every one is taken. */
-static struct acis_dev_ctl *ctl_claim(struct acis_dev_ctx *d, unsigned kind, uint32_t seq)
+/* A free control entry for kind and seq (and root, for a join), NULL if
+ * none.  Entry 0 is kept for round trips that hold the lock throughout:
+ * one thread at a time can be in one, so one always finds it free, however
+ * many joins wait meanwhile with the lock let go. */
+static struct acis_dev_ctl *ctl_claim(struct acis_dev_ctx *d, unsigned kind, uint32_t seq,
+                                      const uint32_t *root)
 {
-    for (int i = 0; i < ACIS_DEV_CTL_SLOTS; i++)
+    for (int i = root ? 1 : 0; i < (root ? ACIS_DEV_CTL_SLOTS : 1); i++)
         if (d->ctl[i].kind == ACIS_K_NONE) {
-            d->ctl[i].kind = kind;
-            d->ctl[i].seq = seq;
-            d->ctl[i].got = 0;
+            d->ctl[i] = (struct acis_dev_ctl){ .kind = kind, .seq = seq,
+                                               .root = root ? *root : 0, .by_root = !!root };
             return &d->ctl[i];
         }
     return NULL;
@@ -37,38 +40,43 @@ static struct acis_dev_ctl *ctl_claim(struct acis_dev_ctx *d, unsigned kind, uin
 
 /* Send a control request and wait for its answer (kind, same seq); the
  * request is resent every RETRY_NS.  0 with the answer in *res, or -1
- * after timeout_ms.  others: the caller holds the device lock and the
- * answer waits for other ranks (a set-up answers once every member
- * joined): the lock is let go between looks, so that this process's other
- * threads can send their own joins meanwhile (holding it, two threads
- * setting up two communicators in opposite orders on two ranks waited
- * for each other until the timeout).  Any thread's poll fills the entry. */
+ * after timeout_ms or once the device was closed meanwhile.  join: the
+ * caller holds the device lock and the answer waits for other ranks (a
+ * set-up answers once every member joined; its answer names the set-up's
+ * leader, *join): the lock is let go between looks, so that this
+ * process's other threads can send their own joins meanwhile (holding it,
+ * two threads setting up two communicators in opposite orders on two
+ * ranks waited for each other until the timeout).  Any thread's poll
+ * fills the entry. */
 static int round_trip(struct acis_dev_ctx *d, uint8_t *hdr, const void *payload, size_t len,
-                      unsigned kind, uint32_t seq, int timeout_ms, int others,
+                      unsigned kind, uint32_t seq, int timeout_ms, const uint32_t *join,
                       struct acis_dev_ctl *res)
 {
     struct acis_dev_pkt p = { hdr, payload, (uint32_t)len };
     uint64_t start = acis_now_ns(), sent = 0;
-    int release = others && d->threaded;
+    uint32_t opened = d->opened;
+    int release = join && d->threaded;
     struct acis_dev_ctl *c = NULL;
     int got = 0;
     for (;;) {
-        uint64_t now = acis_now_ns();
-        if (now - start > (uint64_t)timeout_ms * 1000000ull || !d->ch)
+        if (c && c->got) {                    /* filled by whoever polled last */
+            got = 1;
             break;
-        if (!c && !(c = ctl_claim(d, kind, seq)))
-            sent = 0;                         /* every entry busy: wait for one */
-        else if (sent == 0 || now - sent > RETRY_NS) {
+        }
+        uint64_t now = acis_now_ns();
+        if (now - start > (uint64_t)timeout_ms * 1000000ull || !d->ch || d->opened != opened)
+            break;                            /* (a rejoin meanwhile: another switch) */
+        if (!c)
+            c = ctl_claim(d, kind, seq, join);    /* none: wait for a join's to free */
+        if (c && (sent == 0 || now - sent > RETRY_NS)) {
             if (acis_dev_chan_send(d, &p, 1) != 0)
                 break;
             sent = now;
         }
         if (acis_dev_poll_ctx(d) < 0)
             break;
-        if (c && c->got) {
-            got = 1;
-            break;
-        }
+        if (c && c->got)
+            continue;
         if (release) {
             struct timespec ts = { 0, 100000 };
             acis_dev_unlock();
@@ -128,7 +136,8 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
     acis_dev_control_packet(&acis_dev, hdr, ACIS_K_HELLO, 0, seq, pl, sizeof pl);
     uint64_t foreign = atomic_load(&acis_util.host.packets_foreign);
     struct acis_dev_ctl res;
-    if (round_trip(&acis_dev, hdr, pl, sizeof pl, ACIS_K_WELCOME, seq, timeout_ms, 0, &res) != 0) {
+    if (round_trip(&acis_dev, hdr, pl, sizeof pl, ACIS_K_WELCOME, seq, timeout_ms, NULL,
+                   &res) != 0) {
         foreign = atomic_load(&acis_util.host.packets_foreign) - foreign;
         snprintf(why, whylen, "switch %s did not answer within %d ms%s", addr, timeout_ms,
                  foreign ? " (datagrams from other addresses were dropped: a switch that "
@@ -186,6 +195,7 @@ void acis_dev_close(void)
         }
         acis_dev.ops->close(acis_dev.ch);
         acis_dev.ch = NULL;
+        acis_dev.opened++;               /* a round trip waiting unlocked gives up */
     }
     for (int i = 0; i < ACIS_RX_BATCH; i++) {
         free(acis_dev.rx[i]);
@@ -223,7 +233,7 @@ int acis_dev_ct_create(const uint32_t *granks, uint32_t n, uint32_t *status,
     uint32_t seq = ++acis_dev.req;
     acis_dev_control_packet(&acis_dev, hdr, ACIS_K_CT_CREATE, 0, seq, pl, len);
     struct acis_dev_ctl res;
-    int rc = round_trip(&acis_dev, hdr, pl, len, ACIS_K_CT_REPLY, seq, acis_dev.timeout_ms, 0,
+    int rc = round_trip(&acis_dev, hdr, pl, len, ACIS_K_CT_REPLY, seq, acis_dev.timeout_ms, NULL,
                         &res);
     free(pl);
     if (rc != 0)
@@ -257,8 +267,8 @@ int acis_dev_ct_join(uint32_t id, uint32_t leader, uint32_t n, uint32_t member,
     acis_hdr_encode(&h, hdr);
     acis_hdr_seal(hdr, pl, sizeof pl);
     struct acis_dev_ctl res;
-    if (round_trip(&acis_dev, hdr, pl, sizeof pl, ACIS_K_CT_REPLY, id, acis_dev.timeout_ms, 1,
-                   &res) != 0)
+    if (round_trip(&acis_dev, hdr, pl, sizeof pl, ACIS_K_CT_REPLY, id, acis_dev.timeout_ms,
+                   &leader, &res) != 0)
         return -1;
     read_reply(&res, status, ctx, window, payload, flags);
     return 0;
@@ -270,7 +280,7 @@ int acis_dev_ct_free(uint32_t ctx)
     uint32_t seq = ++acis_dev.req;
     acis_dev_control_packet(&acis_dev, hdr, ACIS_K_CT_FREE, ctx, seq, NULL, 0);
     struct acis_dev_ctl res;
-    return round_trip(&acis_dev, hdr, NULL, 0, ACIS_K_CT_FREED, seq, acis_dev.timeout_ms, 0,
+    return round_trip(&acis_dev, hdr, NULL, 0, ACIS_K_CT_FREED, seq, acis_dev.timeout_ms, NULL,
                       &res);
 }
 
@@ -296,7 +306,7 @@ int acis_dev_switch_stats(uint64_t *out, int max)
         return -1;
     acis_dev_control_packet(&acis_dev, hdr, ACIS_K_STATS_REQ, 0, seq, NULL, 0);
     struct acis_dev_ctl res;
-    if (round_trip(&acis_dev, hdr, NULL, 0, ACIS_K_STATS_REPLY, seq, acis_dev.timeout_ms, 0,
+    if (round_trip(&acis_dev, hdr, NULL, 0, ACIS_K_STATS_REPLY, seq, acis_dev.timeout_ms, NULL,
                    &res) != 0)
         return -1;
     return read_stats(res.answer, res.len, out, max);
@@ -319,7 +329,7 @@ int acis_dev_query_stats(const char *addr, uint64_t *out, int max, int timeout_m
     uint8_t hdr[ACIS_HDR_LEN];
     acis_dev_control_packet(d, hdr, ACIS_K_STATS_REQ, 0, 1, NULL, 0);
     struct acis_dev_ctl res;
-    if (round_trip(d, hdr, NULL, 0, ACIS_K_STATS_REPLY, 1, timeout_ms, 0, &res) != 0)
+    if (round_trip(d, hdr, NULL, 0, ACIS_K_STATS_REPLY, 1, timeout_ms, NULL, &res) != 0)
         snprintf(why, whylen, "switch %s did not answer within %d ms", addr, timeout_ms);
     else
         rc = read_stats(res.answer, res.len, out, max);

@@ -22,6 +22,8 @@
 struct acis_dev_ctl {
     unsigned kind;
     uint32_t seq;
+    uint32_t root;           /* a join's: the set-up's leader (by_root) */
+    uint8_t by_root;
     int got;
     size_t len;
     struct acis_chan_from from;
@@ -55,6 +57,7 @@ struct acis_dev_ctx {
     /* the control answers being waited for, one per thread in a round
        trip (a set-up waits for every member without the lock) */
     struct acis_dev_ctl ctl[ACIS_DEV_CTL_SLOTS];
+    uint32_t opened;               /* bumped when the channel closes */
     /* receive buffers, and who sent what they hold */
     uint8_t *rx[ACIS_RX_BATCH];
     struct acis_chan_from rx_from[ACIS_RX_BATCH];
@@ -77,9 +80,10 @@ size_t acis_dev_control_packet(const struct acis_dev_ctx *d, uint8_t *buf, unsig
 /* Send n packets through d's channel (and fault injector). */
 int acis_dev_chan_send(struct acis_dev_ctx *d, const struct acis_dev_pkt *pkts, int n);
 
-/* The entry waiting for a control answer of kind with request id seq,
- * not yet got; NULL if none. */
-struct acis_dev_ctl *acis_dev_ctl_waiting(struct acis_dev_ctx *d, unsigned kind, uint32_t seq);
+/* The entry waiting for a control answer of kind with request id seq
+ * (and, for a join, leader root), not yet got; NULL if none. */
+struct acis_dev_ctl *acis_dev_ctl_waiting(struct acis_dev_ctx *d, unsigned kind, uint32_t seq,
+                                          uint32_t root);
 
 /* Receive and handle what d's channel holds: packets taken, or -1. */
 int acis_dev_poll_ctx(struct acis_dev_ctx *d);

@@ -147,8 +147,8 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
     size_t max = d->info.max_payload ? d->info.max_payload : ACIS_MAX_PAYLOAD;
     int valid = acis_wire_decode(pkt, len, max, &h) == ACIS_WERR_OK && h.job_key == d->key &&
                 (h.flags & ACIS_F_RESULT) && h.src == ACIS_NO_RANK;
-    struct acis_dev_ctl *c = valid ? acis_dev_ctl_waiting(d, ACIS_OPC_KIND(h.opcode), h.seq)
-                                   : NULL;
+    struct acis_dev_ctl *c =
+        valid ? acis_dev_ctl_waiting(d, ACIS_OPC_KIND(h.opcode), h.seq, h.root) : NULL;
     if (!from->peer && !(c && c->kind == ACIS_K_WELCOME)) {
         ACIS_COUNT(packets_foreign, 1);     /* only our WELCOME may come from there */
         return 0;
@@ -176,13 +176,16 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
     return 1;
 }
 
-struct acis_dev_ctl *acis_dev_ctl_waiting(struct acis_dev_ctx *d, unsigned kind, uint32_t seq)
+struct acis_dev_ctl *acis_dev_ctl_waiting(struct acis_dev_ctx *d, unsigned kind, uint32_t seq,
+                                          uint32_t root)
 {
     if (kind == ACIS_K_NONE)
         return NULL;
-    for (int i = 0; i < ACIS_DEV_CTL_SLOTS; i++)
-        if (d->ctl[i].kind == kind && d->ctl[i].seq == seq && !d->ctl[i].got)
+    for (int i = 0; i < ACIS_DEV_CTL_SLOTS; i++) {
+        const struct acis_dev_ctl *c = &d->ctl[i];
+        if (c->kind == kind && c->seq == seq && !c->got && (!c->by_root || c->root == root))
             return &d->ctl[i];
+    }
     return NULL;
 }
 

@@ -8,7 +8,9 @@
  * its sender and there before the real one, is counted and dropped, and
  * the device attaches to the switch that answered; with only such a
  * WELCOME the join fails saying so; a switch given as a wildcard address
- * (0.0.0.0) is joined where its answers come from. */
+ * (0.0.0.0) is joined where its answers come from.  Its control round
+ * trips: joins that wait leave room for one that holds the lock, and a
+ * join's answer is matched by its leader too. */
 #include "config.h"
 
 #include <check.h>
@@ -346,6 +348,81 @@ START_TEST(wildcard_service_address)
 }
 END_TEST
 
+/* The device again, as rank 0 of a job of two whose rank 1 never joins
+ * a communicator: a set-up waits until the timeout. */
+static void reopen_as_one_of_two(void)
+{
+    char why[160];
+    acis_dev_close();
+    ck_assert_msg(acis_dev_open(ACIS_DEV_UDP, acis_udpsw_address(sw), 43, 0, 2, 5000, why,
+                                sizeof why) == 0,
+                  "device: %s", why);
+}
+
+struct joiner {
+    uint32_t id, leader, n;
+    int rc;
+    uint32_t status, ctx;
+};
+
+/* One member's join, under the device lock as commtable/ct.c calls it. */
+static void *join(void *arg)
+{
+    struct joiner *j = arg;
+    uint32_t win, pl, flags;
+    acis_dev_lock();
+    j->rc = acis_dev_ct_join(j->id, j->leader, j->n, 0, &j->status, &j->ctx, &win, &pl, &flags);
+    acis_dev_unlock();
+    return NULL;
+}
+
+/* Nine threads in set-ups that wait (more than there are entries for
+ * answers): a round trip that holds the lock throughout, here a read of
+ * the switch's counters, still gets its answer.  With every entry open
+ * to the joins, it found none free and failed. */
+START_TEST(joins_leave_room)
+{
+    enum { N = 9 };
+    reopen_as_one_of_two();
+    struct joiner j[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        j[i] = (struct joiner){ .id = 0x80000100u + (uint32_t)i, .leader = 0, .n = 2 };
+        ck_assert_int_eq(pthread_create(&t[i], NULL, join, &j[i]), 0);
+    }
+    nap_ms(200);
+    uint64_t st[8];
+    acis_dev_lock();
+    int got = acis_dev_switch_stats(st, 8);
+    acis_dev_unlock();
+    for (int i = 0; i < N; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_gt(got, 0);
+    for (int i = 0; i < N; i++)                 /* rank 1 never joined: each timed
+                                                   out, or was refused (job limit) */
+        ck_assert_msg(j[i].rc == -1 || j[i].status != ACIS_ST_OK, "join %d: set up", i);
+}
+END_TEST
+
+/* Two set-ups with one id and different leaders (the switch keys them by
+ * both): the answer to one is not taken for the other's. */
+START_TEST(join_answer_by_leader)
+{
+    reopen_as_one_of_two();
+    struct joiner waits = { .id = 0x80000200u, .leader = 0, .n = 2 };
+    struct joiner alone = { .id = 0x80000200u, .leader = 1, .n = 1 };
+    pthread_t a, b;
+    ck_assert_int_eq(pthread_create(&a, NULL, join, &waits), 0);
+    nap_ms(100);                                /* its entry is the first */
+    ck_assert_int_eq(pthread_create(&b, NULL, join, &alone), 0);
+    pthread_join(b, NULL);
+    pthread_join(a, NULL);
+    ck_assert_int_eq(alone.rc, 0);
+    ck_assert_uint_eq(alone.status, ACIS_ST_OK);
+    ck_assert_int_eq(waits.rc, -1);             /* its rank 1 never joined */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("device");
@@ -355,6 +432,8 @@ int main(void)
     tcase_add_test(t, another_thread_hears);
     tcase_add_test(t, away_is_not_silence);
     tcase_add_test(t, unanswered_repeat_is_silence);
+    tcase_add_test(t, joins_leave_room);
+    tcase_add_test(t, join_answer_by_leader);
     suite_add_tcase(s, t);
     TCase *j = tcase_create("join");
     tcase_set_timeout(j, 30);
