@@ -160,8 +160,11 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     mine[F_MY_WIN_NEG] = UINT32_MAX - mine[F_MY_WIN];
     if (acis_dev_joins()) {
         /* first agree that every member can join, on rank 0's id */
-        if (cs->rank == 0)
+        if (cs->rank == 0) {
+            acis_dev_lock();           /* other threads' set-ups draw ids too */
             mine[F_ID] = acis_dev_request_id();
+            acis_dev_unlock();
+        }
         PMPI_Allreduce(mine, all, F_COUNT, MPI_INT64_T, MPI_MAX, cs->comm);
         if (!all[F_LOCAL_FAIL] && !all[F_LOST])
             ask_switch(cs, (uint32_t)all[F_ID], mine);

@@ -75,7 +75,7 @@ void acis_dev_set_deliver(acis_dev_deliver fn, void *arg);
  * switch from one member list (acis_dev_ct_create, by rank 0). */
 int acis_dev_joins(void);
 /* A fresh request id for a set-up rank 0 names: never 0, its top bit
- * always set (commtable/ct.c says why). */
+ * always set (commtable/ct.c says why).  Under the device lock. */
 uint32_t acis_dev_request_id(void);
 int acis_dev_ct_join(uint32_t id, uint32_t leader, uint32_t n, uint32_t member,
                      uint32_t *status, uint32_t *ctx, uint32_t *window, uint32_t *payload,
