@@ -147,8 +147,10 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
     size_t max = d->info.max_payload ? d->info.max_payload : ACIS_MAX_PAYLOAD;
     int valid = acis_wire_decode(pkt, len, max, &h) == ACIS_WERR_OK && h.job_key == d->key &&
                 (h.flags & ACIS_F_RESULT) && h.src == ACIS_NO_RANK;
-    struct acis_dev_ctl *c =
-        valid ? acis_dev_ctl_waiting(d, ACIS_OPC_KIND(h.opcode), h.seq, h.root) : NULL;
+    unsigned kind = valid ? ACIS_OPC_KIND(h.opcode) : ACIS_K_NONE;
+    struct acis_dev_ctl *c = valid && kind >= ACIS_K_HELLO   /* data answers: no lookup */
+                                 ? acis_dev_ctl_waiting(d, kind, h.seq, h.root)
+                                 : NULL;
     if (!from->peer && !(c && c->kind == ACIS_K_WELCOME)) {
         ACIS_COUNT(packets_foreign, 1);     /* only our WELCOME may come from there */
         return 0;
@@ -161,7 +163,6 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
     ACIS_COUNT(bytes_received, len);
     atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
     atomic_store_explicit(&d->asked_ns, 0, memory_order_relaxed);
-    unsigned kind = ACIS_OPC_KIND(h.opcode);
     if (kind >= ACIS_K_HELLO) {
         if (c && len <= sizeof c->answer) {
             memcpy(c->answer, pkt, len);
