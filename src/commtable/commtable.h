@@ -81,7 +81,7 @@ struct acis_comm {
        members can agree that all of them are done with the row (an MPICH
        Ibarrier on the shadow) before rank 0 gives it back; calls acis
        would offload but the switch cannot serve run there too
-       (src/offload/recover.c), under the user's error handler. */
+       (src/offload/fix.c), under the user's error handler. */
     atomic_int refs;
     MPI_Comm shadow;                      /* MPI_COMM_NULL if none */
     MPI_Request fin;                      /* that Ibarrier, once started */
@@ -101,7 +101,7 @@ struct acis_comm *acis_comm_get(MPI_Comm comm);
 acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm));
 
 /* 1 if cs's row was on a switch that has since failed (its collectives
- * are finished by the members themselves, see src/offload/recover.c). */
+ * are finished by the members themselves, see src/offload/fix.c). */
 int acis_comm_lost(const struct acis_comm *cs);
 
 /* The switch this process joins again has rows rows (more than before?). */

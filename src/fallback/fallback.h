@@ -76,7 +76,7 @@ struct acis_call {
                                     have been offloaded: its communicator's
                                     switch failed after it was set up, so it
                                     runs on the communicator's private dup
-                                    (src/offload/recover.c) */
+                                    (src/offload/fix.c) */
 };
 
 /* Inputs of the pure policy function (unit-tested without MPI). */

@@ -73,7 +73,7 @@ ACIS_CTOR(Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm
           (intercomm, high, newintracomm), newintracomm)
 
 /* Calls acis runs in MPICH on the communicator's private dup (after a
- * switch failure, recover.c) take the user's error handler. */
+ * switch failure, redo.c) take the user's error handler. */
 ACIS_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     int rc = PMPI_Comm_set_errhandler(comm, errhandler);

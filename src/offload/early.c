@@ -7,7 +7,7 @@
  * is taken when the slot is needed again (the short path) or before the
  * communicator's next collective through the engine.  One still out when
  * the communicator's offload state is freed is dropped (engine.c,
- * coff_free): the members' closing barrier is done, so all have posted,
+ * coff_free frees co->early): the members' closing barrier is done, so all have posted,
  * and the row may be another communicator's by then.
  *
  * An answer that says the members' packets disagreed (they called
@@ -122,11 +122,4 @@ void acis_early_settle(struct acis_coff *co, int all)
         acis_dev_lock();
     }
     acis_dev_unlock();
-}
-
-void acis_early_free(struct acis_coff *co)
-{
-    free(co->early);
-    co->early = NULL;
-    co->nearly = 0;
 }

@@ -49,43 +49,13 @@ static void coff_unhook(void *p)
 static void coff_free(void *p)
 {
     struct acis_coff *co = p;
-    acis_early_free(co);
+    free(co->early);                    /* early.c's, by then never read */
     if (co->kept)
         for (uint32_t i = 0; i < co->win.size; i++)
             free(co->kept[i].pkt);
     free(co->kept);
     acis_window_free(&co->win);
     free(co);
-}
-
-void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k)
-{
-    uint32_t w = co->win.size, len;
-    uint64_t pos = st->pos0 + k;
-    if (!co->kept && !(co->kept = calloc(w, sizeof *co->kept)))
-        return;                         /* a member recovering would break the
-                                           communicator (recover.c) */
-    struct acis_kept *e = &co->kept[pos % w];
-    if (e->pkt && e->pos > pos)
-        return;                         /* holds a later segment: this one is answered
-                                           everywhere (see recover.c) */
-    uint8_t hdr[ACIS_HDR_LEN];
-    const uint8_t *pl;
-    acis_stream_packet(st, &co->win, k, hdr, &pl, &len);
-    if (e->cap < ACIS_HDR_LEN + len || e->cap > 4 * (ACIS_HDR_LEN + len) + 4096) {
-        uint8_t *q = realloc(e->pkt, ACIS_HDR_LEN + len);
-        if (!q)
-            return;
-        e->pkt = q;
-        e->cap = ACIS_HDR_LEN + len;
-    }
-    memcpy(e->pkt, hdr, ACIS_HDR_LEN);
-    if (len)
-        memcpy(e->pkt + ACIS_HDR_LEN, pl, len);
-    e->len = ACIS_HDR_LEN + len;
-    e->pos = pos;
-    e->seq = st->seq;
-    e->seg = k;
 }
 
 /* The row has fewer slots than the window coff_new made (a fabric's
@@ -120,16 +90,6 @@ static int coff_new(struct acis_comm *cs, uint32_t window)
     return 0;
 }
 
-int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct acis_hdr *h,
-                       const uint8_t *payload)
-{
-    uint32_t k = h->seg_index;
-    if (op->st.inplace && !(h->flags & ACIS_F_PENDING) && k < op->st.nseg &&
-        !acis_stream_has(&op->st, &co->win, k) && !acis_dev_reliable())
-        acis_keep(co, &op->st, k);      /* the answer overwrites the piece */
-    return acis_stream_answer(&op->st, &co->win, h, payload);
-}
-
 /* The device hands every data answer here (device lock held). */
 static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
 {
@@ -139,7 +99,7 @@ static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
     struct acis_op *op = co ? co->ops : NULL;
     while (op && op->st.seq != h->seq)
         op = op->next;
-    int rc = op ? acis_engine_answer(co, op, h, payload) : -1;
+    int rc = op ? acis_take_answer(co, op, h, payload) : -1;
     if (rc == 0)
         acis_oc.inflight--;
     else if (rc < 0)
@@ -160,8 +120,6 @@ int acis_op_start(struct acis_op *op, struct acis_comm *cs)
     if (cs->state != ACIS_CT_READY)
         return ACIS_OP_SOFTWARE;
     struct acis_coff *co = cs->off;       /* made with the row */
-    if (co->nearly)                       /* early calls' answers still to come */
-        acis_early_settle(co, 1);
     acis_dev_lock();
     if (cs->state != ACIS_CT_READY) {           /* members just agreed on MPICH */
         acis_dev_unlock();
@@ -306,16 +264,6 @@ int acis_engine_progress(void)
     return rc < 0 ? -1 : got;
 }
 
-void acis_engine_lost(const char *why)
-{
-    if (atomic_exchange(&acis_ct.device_lost, 1))
-        return;
-    acis_oc.inflight = 0;                       /* nothing out counts any more */
-    ACIS_COUNT(switch_failures, 1);
-    acis_log(1, "the switch failed (%s): finishing open collectives with the other "
-                "ranks, then MPICH", why);
-}
-
 void acis_engine_silent(int channel_failed, uint64_t idle_since_ns)
 {
     char why[96] = "the channel failed";
@@ -325,7 +273,7 @@ void acis_engine_silent(int channel_failed, uint64_t idle_since_ns)
     if (silent > 0)
         snprintf(why, sizeof why, "no answer for %lld ms", (long long)ACIS_CV(OFFLOAD_TIMEOUT_MS));
     if (silent != 0)
-        acis_engine_lost(why);
+        acis_switch_lost(why);
     acis_dev_unlock();
 }
 

@@ -2,10 +2,11 @@
  * gatherv and scatterv first an exchange of block sizes through the switch
  * (only the root knows them all), then the collective itself: plan it, put
  * the data in wire form, run it through the engine, put the answer back.
- * If the communicator goes to MPICH first (its switch failed), the call is
- * redone there, after any earlier nonblocking ones (recover.c); if a
- * member had no memory for its data, a blocking call is redone in MPICH
- * and a nonblocking one fails on every member (abstain, below).
+ * If the communicator goes to MPICH first (its switch failed), or a
+ * member had no memory for its data, a blocking call says so to its
+ * caller, who redoes it there (redo.c); a nonblocking one is marked to be
+ * redone (acis_exec.redo) or, after an abstention, fails on every member
+ * (abstain, below).  Nothing here calls the stages above it.
  * acis_run_init() publishes which entry points have plans to src/fallback,
  * so a call is never selected for offload without a way to run it. */
 #include "config.h"
@@ -31,14 +32,6 @@ void acis_run_init(void)
     acis_fb.implemented[ACIS_COLL_ISCATTERV] = 0;
 }
 
-/* This rank cannot go on with x (no memory, or an unpack MPICH refused):
- * never abort; the caller gets err, what is held is freed, -1. */
-int acis_raise(MPI_Comm comm, int code)
-{
-    PMPI_Comm_call_errhandler(comm, code);
-    return code;
-}
-
 int acis_call_broken(const struct acis_call *c)
 {
     if (c->req)
@@ -53,33 +46,6 @@ static int failed(struct acis_exec *x, int err, const char *what)
     x->err = err;
     x->phase = ACIS_PHASE_DONE;
     return -1;
-}
-
-/* Fault injection (tests): one draw at the given rate.  Draws are
- * numbered: threads need no lock. */
-static int fault_draw(uint64_t rate)
-{
-    return rate && acis_fault_pick(rate, acis_oc.fault_seed,
-                                   atomic_fetch_add(&acis_oc.fault_draws, 1));
-}
-
-/* MPIR_CVAR_OFFLOAD_FAULT_NOMEM (blocking calls), _NOMEM_NB (nonblocking):
- * act as if this call's buffers could not be had. */
-static int injected_nomem(const struct acis_exec *x)
-{
-    return fault_draw(acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING
-                          ? (uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM)
-                          : (uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM_NB));
-}
-
-int acis_fault_nomem_setup(void)
-{
-    return fault_draw((uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM_SETUP));
-}
-
-int acis_fault_nomem_request(void)
-{
-    return fault_draw((uint64_t)ACIS_CV(OFFLOAD_FAULT_NOMEM_REQUEST));
 }
 
 /* This rank cannot have its data in wire form (no memory, or MPICH would
@@ -112,10 +78,13 @@ static void abstain(struct acis_exec *x)
 
 /* Start x's collective for the phase it is in.  A blocking call that
  * returns only once it is finished may be where the members agree on
- * MPICH after a switch failure (recover.c): every member tells it alike,
+ * MPICH after a switch failure (fix.c): every member tells it alike,
  * from the call's form, kind and size. */
 static int start_op(struct acis_exec *x, int phase)
 {
+    struct acis_coff *co = x->c.cs->off;
+    if (x->c.cs->state == ACIS_CT_READY && co->nearly)
+        acis_early_settle(co, 1);       /* early calls' answers still to come */
     x->phase = phase;
     x->op.blocking = (uint8_t)(acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING &&
                                !acis_early_kind(x->op.st.kind, x->op.st.total));
@@ -126,7 +95,7 @@ static int start_op(struct acis_exec *x, int phase)
 static int start_sizes(struct acis_exec *x)
 {
     int size = x->c.cs->size, rank = x->c.cs->rank;
-    x->blocks = injected_nomem(x) ? NULL : calloc((size_t)size, sizeof(uint64_t));
+    x->blocks = acis_fault_nomem(x->c.coll) ? NULL : calloc((size_t)size, sizeof(uint64_t));
     memset(&x->op, 0, sizeof x->op);
     x->op.st.kind = ACIS_K_ALLGATHER;
     x->op.st.dtype = ACIS_DT_BYTE;
@@ -242,7 +211,7 @@ static int start_main(struct acis_exec *x)
         x->phase = ACIS_PHASE_MAIN;
         return ACIS_OP_SOFTWARE;
     }
-    int no_data = injected_nomem(x) ||
+    int no_data = acis_fault_nomem(x->c.coll) ||
         (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0) ||
         (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0);
     if (no_data && borrow(x))
@@ -279,7 +248,7 @@ void acis_exec_drop(struct acis_exec *x)
     x->blocks = NULL;
 }
 
-/* The communicator broke while the call started (recover.c): it fails
+/* The communicator broke while the call started (fix.c): it fails
  * here as on every member, rather than going to MPICH alone. */
 static int software_or_broken(struct acis_exec *x)
 {
@@ -355,35 +324,9 @@ int acis_exec_run(struct acis_exec *x)
     }
     if (rc == 1 || rc == -1)
         return x->err == MPI_SUCCESS ? MPI_SUCCESS : acis_raise(x->c.comm, x->err);
-    /* The communicator went to MPICH, or a member abstained: earlier
-     * nonblocking calls first. */
+    /* The communicator went to MPICH, or a member abstained: the caller
+     * redoes the call there (redo.c). */
     if (x->phase)
         ACIS_COUNT(redone, 1);
-    return acis_call_redo(&x->c);
-}
-
-int acis_offload_run(struct acis_call *c)
-{
-    int rc;
-    acis_comm_reap(0);                      /* rows of communicators freed since */
-    if (acis_hier_run(c, &rc))
-        return rc;
-    return c->failed_over ? acis_call_redo(c) : acis_offload_flat(c);
-}
-
-int acis_offload_flat(struct acis_call *c)
-{
-    if (acis_coll_form(c->coll) == ACIS_FORM_NONBLOCKING)
-        return acis_nb_start(c);
-    int rc;
-    if (acis_short_run(c, &rc))
-        return rc;
-    struct acis_exec x = { .c = *c };
-    rc = acis_exec_run(&x);
-    /* Not acis_dev_release() on every call: measured, it doubled the
-     * 2-rank 8-byte allreduce latency (14-18 us to 28-34 us, bench/lat),
-     * since it wakes the switch thread each time.  Only when a row lacks
-     * this rank: its members need the switch while we are away. */
-    acis_dev_leave();
-    return rc;
+    return ACIS_OP_SOFTWARE;
 }

@@ -40,8 +40,11 @@ static int hier_delete(MPI_Comm comm, int keyval, void *val, void *extra)
     (void)extra;
     if (h->node != MPI_COMM_NULL)
         PMPI_Comm_free(&h->node);
-    if (h->leaders != MPI_COMM_NULL)
-        MPI_Comm_free(&h->leaders);      /* ours: gives its switch row back */
+    if (h->leaders != MPI_COMM_NULL) {
+        PMPI_Comm_free(&h->leaders);     /* ours: its switch row goes back */
+        if (acis_oc.mode == ACIS_MODE_ACTIVE)
+            acis_comm_reap(0);           /* as MPI_Comm_free (comm_life.c) */
+    }
     free(h->leader_of);
     free(h->node_rank_of);
     free(h);
@@ -135,7 +138,7 @@ static struct acis_hier *hier_of(struct acis_comm *cs)
 
 /* The leaders' step: offloaded like any call (L has one rank per node, so
  * it runs flat), or MPICH if L cannot be offloaded.  If L broke
- * (recover.c) it fails on every leader alike; the error goes through C's
+ * (fix.c) it fails on every leader alike; the error goes through C's
  * handler (by default the job ends there), and the node step still runs
  * so no rank of the node waits forever -- with MPI_ERRORS_RETURN those
  * ranks do not learn of it (docs/reliability.md).  N and L return errors

@@ -3,7 +3,8 @@
  * or with offload off) or asks acis_select() and then runs the switch
  * driver or MPICH's own algorithm (the PMPI_ call).  Nothing else lives
  * here: add a collective by adding a row to wrappers.def.  Each row gives
- * the blocking, nonblocking (MPI_I*) and persistent (MPI_*_init) forms. */
+ * the blocking, nonblocking (MPI_I*) and persistent (MPI_*_init) forms;
+ * pmpi.c makes the same calls from a struct acis_call. */
 #include "config.h"
 
 #include "offload.h"
@@ -83,23 +84,6 @@
                       .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, \
                       .rtype = recvtype, .root = root, .comm = comm
 
-/* The same calls again, from a struct acis_call (acis_call_pmpi). */
-#define BARRIER_CALL c->comm
-#define BCAST_CALL c->rbuf, c->scount, c->stype, c->root, c->comm
-#define REDUCE_CALL c->sbuf, c->rbuf, c->scount, c->stype, c->op, c->comm
-#define ROOTED_REDUCE_CALL c->sbuf, c->rbuf, c->scount, c->stype, c->op, c->root, c->comm
-#define GATHER_CALL c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, c->comm
-#define ROOTED_GATHER_CALL c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, \
-                           c->root, c->comm
-#define GATHERV_CALL c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts, c->rdispls, \
-                     c->rtype, c->root, c->comm
-#define ALLGATHERV_CALL c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts, c->rdispls, \
-                        c->rtype, c->comm
-#define SCATTERV_CALL c->sbuf, c->scounts, c->sdispls, c->stype, c->rbuf, c->rcount, \
-                      c->rtype, c->root, c->comm
-#define REDUCE_SCATTER_CALL c->sbuf, c->rbuf, c->rcounts, c->stype, c->op, c->comm
-#define REDUCE_SCATTER_BLOCK_CALL c->sbuf, c->rbuf, c->rcount, c->stype, c->op, c->comm
-
 /* The body every wrapper shares. */
 #define ACIS_BODY(ID, CALL, ...)                                              \
     {                                                                         \
@@ -114,7 +98,7 @@
         acis_reason_t r_ = acis_select(&c_);                                  \
         if (r_ == ACIS_REASON_NONE || c_.failed_over)                         \
             return acis_offload_run(&c_);                                     \
-        if (r_ == ACIS_REASON_BROKEN)       /* recover.c: fails everywhere */ \
+        if (r_ == ACIS_REASON_BROKEN)       /* fix.c: fails everywhere */ \
             return acis_call_broken(&c_);                                     \
         if (atomic_load(&acis_oc.redo_pending))                               \
             acis_redo_before(c_.comm);      /* after a switch failure */      \
@@ -133,19 +117,3 @@
               SHAPE##_FILL, .req = request)
 
 #include "wrappers.def"
-
-#undef ACIS_ENTRY
-#define ACIS_ENTRY(ID, Name, IName, SHAPE)                                    \
-    case ACIS_COLL_##ID:                                                      \
-        return PMPI_##Name(SHAPE##_CALL);                                     \
-    case ACIS_COLL_I##ID:                                                     \
-        return PMPI_##IName(SHAPE##_CALL, c->req);
-
-int acis_call_pmpi(const struct acis_call *c)
-{
-    switch (c->coll) {
-#include "wrappers.def"
-    default:
-        return MPI_ERR_INTERN;           /* persistent forms never get here */
-    }
-}

@@ -213,6 +213,8 @@ static int run_now(const struct acis_call *c, const char *why)
     struct acis_exec x = { .c = *c };
     *c->req = MPI_REQUEST_NULL;
     int rc = acis_exec_run(&x);
+    if (rc == ACIS_OP_SOFTWARE)
+        rc = acis_call_redo(&x.c);          /* MPICH's request, in *c->req */
     acis_dev_leave();
     return rc;
 }
@@ -226,7 +228,7 @@ int acis_nb_start(const struct acis_call *c)
     int rc = acis_exec_link(x);
     if (rc != 0) {                           /* the communicator went to MPICH */
         free(x);
-        if (c->cs->state == ACIS_CT_BROKEN)  /* ... or broke (recover.c) */
+        if (c->cs->state == ACIS_CT_BROKEN)  /* ... or broke (fix.c) */
             return acis_call_broken(c);
         return acis_call_redo(c);
     }

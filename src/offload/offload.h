@@ -63,10 +63,10 @@ struct acis_offload_ctx {
                                  (engine.c, under the device lock) */
     struct acis_coff *coffs;  /* every communicator with offload state */
     uint32_t inflight;        /* segments out, all communicators (ditto) */
-    int fixing;               /* communicators in recovery (recover.c;
+    int fixing;               /* communicators in recovery (fix.c;
                                  under the device lock, as its readers) */
     atomic_int redo_pending;  /* nonblocking calls waiting to be redone in
-                                 MPICH after a switch failure (recover.c) */
+                                 MPICH after a switch failure (redo.c) */
     MPIX_Grequest_class nb_class; /* generalized requests of nonblocking calls */
     atomic_int waiters;       /* threads waiting in acis_op_wait */
     MPI_Comm poke_comm;       /* a private dup of MPI_COMM_WORLD: probing it
@@ -91,14 +91,14 @@ struct acis_op {
     struct acis_op *next;     /* in its communicator's list */
     atomic_int done;          /* every answer in, off the lists */
     atomic_int abandoned;     /* its communicator went to MPICH first: the
-                                 call is redone there (recover.c) */
+                                 call is redone there (fix.c) */
     atomic_int failed;        /* the members could not finish it after a
                                  switch failure: the call returns an error */
     uint8_t stalled;          /* MPIR_CVAR_OFFLOAD_FAULT_STALL_MS was applied */
     uint8_t blocking;         /* its call returns only once it is finished
                                  (blocking, not an early kind), on every
                                  member: after a switch failure the members
-                                 may agree on MPICH here (recover.c) */
+                                 may agree on MPICH here (fix.c) */
 };
 
 /* A copy of a packet this rank sent, kept while another member may still
@@ -111,7 +111,7 @@ struct acis_kept {
     uint8_t *pkt;             /* header and payload, len bytes */
 };
 
-struct acis_fix;              /* recovery state of a communicator (recover.c) */
+struct acis_fix;              /* recovery state of a communicator (fix.c) */
 struct acis_exec;
 
 /* Offload state of one communicator (acis_comm.off), under the device
@@ -166,8 +166,8 @@ void acis_mpich_poke(uint64_t *last_ns);
 
 /* The switch failed (no answer for MPIR_CVAR_OFFLOAD_TIMEOUT_MS, or a peer
  * says so): collectives of its communicators are finished by the members
- * from now on (device lock held). */
-void acis_engine_lost(const char *why);
+ * from now on (fix.c; device lock held). */
+void acis_switch_lost(const char *why);
 /* The same, for a waiter (quiet since idle_since_ns) that heard nothing
  * for MPIR_CVAR_OFFLOAD_TIMEOUT_MS, once a last look confirms it
  * (acis_dev_still_silent), or whose channel failed; takes the device
@@ -179,15 +179,15 @@ void acis_engine_silent(int channel_failed, uint64_t idle_since_ns);
  * descheduled, once per collective, before it judges the silence. */
 void acis_fault_stall(struct acis_op *op);
 
-/* Keep a copy of segment k of st (device lock held). */
+/* Keep a copy of segment k of st (keep.c; device lock held). */
 void acis_keep(struct acis_coff *co, const struct acis_stream *st, uint32_t k);
 
 /* Take an answer for op's segment: keep the source first if the answer
- * overwrites it.  Returns acis_stream_answer's result. */
-int acis_engine_answer(struct acis_coff *co, struct acis_op *op, const struct acis_hdr *h,
-                       const uint8_t *payload);
+ * overwrites it (keep.c).  Returns acis_stream_answer's result. */
+int acis_take_answer(struct acis_coff *co, struct acis_op *op, const struct acis_hdr *h,
+                     const uint8_t *payload);
 
-/* Recovery (recover.c).  The peer service's answer to another rank's ask
+/* Recovery (fix.c).  The peer service's answer to another rank's ask
  * (runs on the service thread); finishing the oldest collective of a
  * communicator whose switch failed from the members' own packets, and
  * deciding when every member goes to MPICH (device lock held); reading
@@ -201,13 +201,13 @@ int acis_fix_input(void);
 void acis_fix_wait(void);
 /* Free co's recovery state, if any (device lock held: acis_oc.fixing). */
 void acis_fix_free(struct acis_coff *co);
-/* Redoing nonblocking calls in MPICH after a switch failure (recover.c):
- * mark x to be redone; start cs's marked calls, in call order; the same
- * for comm's before a call of the user's goes to MPICH.  A call acis would
- * offload on c->cs but the switch cannot serve (taken back, or
- * c->failed_over) runs in MPICH after those, on the communicator's
- * private dup, as on every member: acis_call_redo. */
-void acis_redo_mark(struct acis_exec *x);
+/* Redoing nonblocking calls in MPICH after a switch failure (redo.c):
+ * mark x to be redone (acis_redo_mark, below the struct); start cs's
+ * marked calls, in call order; the same for comm's before a call of the
+ * user's goes to MPICH.  A call acis would offload on c->cs but the
+ * switch cannot serve (taken back, or c->failed_over) runs in MPICH after
+ * those, on the communicator's private dup, as on every member:
+ * acis_call_redo. */
 void acis_redo_drain(struct acis_comm *cs);
 void acis_redo_before(MPI_Comm comm);
 int acis_call_redo(const struct acis_call *c);
@@ -319,6 +319,16 @@ struct acis_exec {
 
 enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
 
+/* Mark x to be redone in MPICH (the members agreed on MPICH: fix.c, or
+ * nbc.c when a phase says so); whoever completes x then starts it there
+ * (acis_redo_drain).  A record, not a call up: any stage may set it. */
+static inline void acis_redo_mark(struct acis_exec *x)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&x->redo, &none, 1))
+        atomic_fetch_add(&acis_oc.redo_pending, 1);
+}
+
 /* An error acis itself gives a call on comm goes through comm's error
  * handler first, as MPICH's own errors do (MPI_ERRORS_ARE_FATAL, the
  * default, ends the job; MPI_ERRORS_RETURN hands the code back): a code
@@ -326,12 +336,12 @@ enum acis_phase { ACIS_PHASE_SIZES = 1, ACIS_PHASE_MAIN, ACIS_PHASE_DONE };
  * result.  Returns code.  Errors of nonblocking calls surface in the
  * completion call, through MPICH. */
 int acis_raise(MPI_Comm comm, int code);
-/* A call acis would offload on a broken communicator (recover.c): its
+/* A call acis would offload on a broken communicator (fix.c): its
  * request (nonblocking) is MPI_REQUEST_NULL, and it fails with
  * MPI_ERR_INTERN as on every member. */
 int acis_call_broken(const struct acis_call *c);
 
-/* The same call made to MPICH, with the caller's arguments. */
+/* The same call made to MPICH, with the caller's arguments (pmpi.c). */
 int acis_call_pmpi(const struct acis_call *c);
 
 /* Start x (x->c filled): 0, or ACIS_OP_SOFTWARE if x must run in MPICH
@@ -345,7 +355,9 @@ int acis_exec_step(struct acis_exec *x);
 int acis_exec_complete(const struct acis_exec *x);
 /* Free what x holds for the switch (it runs in MPICH instead). */
 void acis_exec_drop(struct acis_exec *x);
-/* Blocking: start, wait for every phase, finish; or MPICH. */
+/* Blocking: start, wait for every phase, finish: an MPI error code, or
+ * ACIS_OP_SOFTWARE when the call must be redone in MPICH (the caller does
+ * it: acis_call_redo). */
 int acis_exec_run(struct acis_exec *x);
 
 /* Nonblocking calls: a generalized request whose poll function moves the
@@ -364,7 +376,7 @@ void acis_helper_stop(void);
 /* Run a call that acis_select() chose to offload, or failed over:
  * through the node hierarchy where it applies, else flat (failed over: in
  * MPICH on the communicator's dup, acis_call_redo).  Returns an MPI error
- * code. */
+ * code.  run.c and flat.c; run.c gives the order of the stages. */
 int acis_offload_run(struct acis_call *c);
 int acis_offload_flat(struct acis_call *c);
 
@@ -395,9 +407,9 @@ static inline int acis_early_kind(unsigned kind, uint64_t total)
  * without memory for it (the caller waits for the answer instead). */
 int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket);
 /* Wait for co's early answer on the slot of its next segment (all: for
- * every one); takes the device lock itself. */
+ * every one); takes the device lock itself.  co->early is freed with co
+ * (engine.c). */
 void acis_early_settle(struct acis_coff *co, int all);
-void acis_early_free(struct acis_coff *co);
 
 /* The node hierarchy (hier.c): its keyval (when acis_oc.hier), run c
  * hierarchically if it has a plan there (1, *rc set) or say it has not
@@ -412,6 +424,10 @@ void acis_hier_finalize(void);
 int acis_connect(void);
 void acis_disconnect(void);
 
+/* Fault injection (fault.c).  MPIR_CVAR_OFFLOAD_FAULT_NOMEM (blocking
+ * calls) and _NOMEM_NB (the others): 1 if this call acts as if its
+ * buffers could not be had. */
+int acis_fault_nomem(acis_coll_t coll);
 /* MPIR_CVAR_OFFLOAD_FAULT_NOMEM_SETUP: 1 if this communicator set-up
  * acts as if acis's state for it could not be allocated (tests). */
 int acis_fault_nomem_setup(void);

@@ -3,7 +3,7 @@
  * would have sent come out, computed by the same gather/reduce unit (so a
  * recovered result is bitwise what the switch gave, or would have given,
  * every other member).  Used by a rank recovering after a switch failure
- * (src/offload/recover.c); no sockets. */
+ * (src/offload/fix.c); no sockets. */
 #include "config.h"
 
 #include <stdlib.h>

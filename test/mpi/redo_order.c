@@ -9,7 +9,7 @@
  * d at once); then they let their odd neighbour go on.  An odd rank starts
  * S only then and waits for it, then calls R and T in that order.  S and R
  * are nonblocking, so neither is where the members agree on MPICH (only a
- * blocking call is, recover.c): both are finished by the members on every
+ * blocking call is, fix.c): both are finished by the members on every
  * rank, whatever each knew when.  Were R redone in MPICH on some ranks and
  * run by acis on others, MPICH would pair one rank's R with another's T
  * (wrong data, a truncation error, or a hang).  Every result must equal

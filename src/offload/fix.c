@@ -1,6 +1,7 @@
-/* recover.c -- finishing collectives after their switch failed, with no
- * hang and no wrong result, and moving every member to MPICH at the same
- * collective.
+/* fix.c -- finishing collectives after their switch failed, with no hang
+ * and no wrong result, and moving every member to MPICH at the same
+ * collective (the calls are then redone there by redo.c, told through each
+ * nonblocking call's acis_exec.redo).
  *
  * A rank learns that the switch failed when it hears nothing from it for
  * MPIR_CVAR_OFFLOAD_TIMEOUT_MS while waiting (a live switch answers every
@@ -208,7 +209,7 @@ size_t acis_fix_serve(void *arg, const struct acis_hdr *ask, uint8_t *reply)
     if (ask->root == acis_dev_info()->boot && !atomic_load(&acis_ct.device_lost)) {
         char why[64];
         snprintf(why, sizeof why, "rank %u found it silent", ask->src);
-        acis_engine_lost(why);
+        acis_switch_lost(why);
     }
     struct acis_coff *co = coff_named(ask->ctx, ask->root);
     int later = !co;
@@ -266,7 +267,7 @@ static void take_answer(void *arg, uint32_t member, const void *pkt, size_t len)
     uint64_t pos = op->st.pos0 + o->fc->seg;
     h.slot = (uint16_t)(pos % o->co->win.size);
     h.ctx = cs->ctx;
-    if (acis_engine_answer(o->co, op, &h, (const uint8_t *)pkt + ACIS_HDR_LEN) == 0)
+    if (acis_take_answer(o->co, op, &h, (const uint8_t *)pkt + ACIS_HDR_LEN) == 0)
         ACIS_COUNT(peer_segments, 1);
 }
 
@@ -473,105 +474,12 @@ void acis_fix_wait(void)
     acis_peer_wait(1 + (int)(ACIS_CV(OFFLOAD_RETRANSMIT_US) / 1000));
 }
 
-/* ------------------------------------------------------- redo in MPICH */
-
-static pthread_mutex_t redo_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-
-/* Where MPICH runs a call acis would have offloaded on cs but the switch
- * could not finish: one redone after a switch failure or an abstention,
- * or made after the members agreed on MPICH.  Every member runs those
- * calls, and only those, in call order on cs's private dup, so their
- * order against the collectives MPICH runs on the user's communicator
- * anyway (MPI_Ialltoall, an Igatherv) does not depend on when each member
- * learns of the failure or starts what it must redo.  The dup has the
- * user's error handler (MPI_Comm_set_errhandler sets both, comm_life.c);
- * a handler is given the dup as its communicator.  Every member with a
- * row has the dup (ct.c); the user's communicator only if it did not. */
-static MPI_Comm redo_comm(const struct acis_comm *cs)
+void acis_switch_lost(const char *why)
 {
-    return cs->shadow != MPI_COMM_NULL ? cs->shadow : acis_comm_handle(cs);
-}
-
-int acis_call_redo(const struct acis_call *c)
-{
-    struct acis_call d = *c;
-    acis_redo_drain(c->cs);             /* earlier nonblocking calls first */
-    d.comm = redo_comm(c->cs);
-    return acis_call_pmpi(&d);
-}
-
-void acis_redo_mark(struct acis_exec *x)
-{
-    int none = 0;
-    if (atomic_compare_exchange_strong(&x->redo, &none, 1))
-        atomic_fetch_add(&acis_oc.redo_pending, 1);
-}
-
-void acis_redo_drain(struct acis_comm *cs)
-{
-    struct acis_exec *due = NULL, **tail = &due;   /* taken out, in call order */
-    pthread_mutex_lock(&redo_lock);
-    acis_dev_lock();
-    struct acis_coff *co = cs->off;
-    for (struct acis_exec **pp = co ? &co->execs : NULL; pp && *pp;) {
-        struct acis_exec *x = *pp;
-        if (atomic_load(&x->redo) == 1) {
-            *pp = x->next_exec;
-            x->next_exec = NULL;
-            *tail = x;
-            tail = &x->next_exec;
-        } else {
-            pp = &x->next_exec;
-        }
-    }
-    acis_dev_unlock();
-    for (struct acis_exec *x = due, *next; x; x = next) {
-        next = x->next_exec;
-        acis_exec_drop(x);
-        x->c.req = &x->inner;
-        x->c.comm = redo_comm(x->c.cs);
-        x->inner = MPI_REQUEST_NULL;
-        if ((x->err = acis_call_pmpi(&x->c)) != MPI_SUCCESS)
-            x->inner = MPI_REQUEST_NULL;        /* failed at the start: done */
-        ACIS_COUNT(redone, 1);
-        atomic_store(&x->redo, 2);
-        atomic_fetch_sub(&acis_oc.redo_pending, 1);
-    }
-    pthread_mutex_unlock(&redo_lock);
-}
-
-int acis_exec_link(struct acis_exec *x)
-{
-    struct acis_comm *cs = x->c.cs;
-    struct acis_coff *co = cs->off;     /* made with the row */
-    acis_dev_lock();
-    int ready = co && cs->state == ACIS_CT_READY;
-    if (ready) {
-        struct acis_exec **pp = &co->execs;
-        while (*pp)
-            pp = &(*pp)->next_exec;
-        *pp = x;
-        x->next_exec = NULL;
-    }
-    acis_dev_unlock();
-    return ready ? 0 : ACIS_OP_SOFTWARE;
-}
-
-void acis_exec_unlink(struct acis_exec *x)
-{
-    struct acis_coff *co = x->c.cs->off;
-    acis_dev_lock();
-    for (struct acis_exec **pp = co ? &co->execs : NULL; pp && *pp; pp = &(*pp)->next_exec)
-        if (*pp == x) {
-            *pp = x->next_exec;
-            break;
-        }
-    acis_dev_unlock();
-}
-
-void acis_redo_before(MPI_Comm comm)
-{
-    struct acis_comm *cs = acis_comm_get(comm);
-    if (cs && cs->off)
-        acis_redo_drain(cs);
+    if (atomic_exchange(&acis_ct.device_lost, 1))
+        return;
+    acis_oc.inflight = 0;                       /* nothing out counts any more */
+    ACIS_COUNT(switch_failures, 1);
+    acis_log(1, "the switch failed (%s): finishing open collectives with the other "
+                "ranks, then MPICH", why);
 }
