@@ -5,9 +5,10 @@
  * and MPICH's senders return once their data is out too (short.c).  The
  * segment's slot stays taken until every member has posted.  Its answer
  * is taken when the slot is needed again (the short path) or before the
- * communicator's next collective through the engine.  One still out when
- * the communicator's offload state is freed is dropped (engine.c,
- * coff_free frees co->early): the members' closing barrier is done, so all have posted,
+ * communicator's next collective through the engine (exec.c settles
+ * them before it starts one).  One still out when the communicator's
+ * offload state is freed is dropped (engine.c, coff_free frees
+ * co->early): the members' closing barrier is done, so all have posted,
  * and the row may be another communicator's by then.
  *
  * An answer that says the members' packets disagreed (they called

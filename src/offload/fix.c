@@ -35,7 +35,6 @@
  * complete before that decision is known. */
 #include "config.h"
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

@@ -15,6 +15,9 @@
 addr=$(start_switchd 1 --tables 8) || fail "acis-switchd did not start"
 note "switch at $addr; job and rogue side by side"
 
+# datagrams the kernel dropped for a full receive buffer, on any UDP socket
+rcvbuf_errors() { awk '/^Udp:/ { n++ } n == 2 && /^Udp:/ { print $6; exit }' /proc/net/snmp; }
+lost0=$(rcvbuf_errors)
 "$TESTS_DIR/rogue" "$addr" --seconds 600 --stop-file "$TMPD/stop" --tables 8 \
     >"$TMPD/rogue.out" 2>"$TMPD/rogue.err" &
 rogue=$!
@@ -35,8 +38,12 @@ foreign=$(( $(sent own_key) + $(sent wrong_key) + $(sent at_service) ))
 for c in drop_foreign drop_spoofed drop_malformed; do
     echo "switch $c: $(val $c "$TMPD/stats")"
 done
-# every forged packet counted (loopback UDP may lose a few under load)
-atleast() { [ "$1" -ge $(( $2 * 99 / 100 )) ] || fail "$3: counted $1 of $2"; }
+# every forged packet counted, but for those the kernel dropped before
+# the switch could read them (a full socket buffer on a loaded host:
+# /proc/net/snmp, RcvbufErrors, counted for every UDP socket here)
+lost=$(( $(rcvbuf_errors) - lost0 ))
+echo "kernel dropped (receive buffers full, any socket): $lost"
+atleast() { [ $(( $1 + lost )) -ge "$2" ] || fail "$3: counted $1 of $2 ($lost lost in the kernel)"; }
 atleast "$(val drop_foreign "$TMPD/stats")" "$foreign" "forged contexts and keys"
 atleast "$(val drop_spoofed "$TMPD/stats")" "$(sent spoofed)" "spoofed ranks"
 atleast "$(val drop_malformed "$TMPD/stats")" "$(sent bad_crc)" "bad checksums"
