@@ -4,7 +4,9 @@
  *
  * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS] [-b SECONDS]
  *   COLL   allreduce reduce bcast barrier gather scatter allgather
- *          reduce_scatter scan exscan iallreduce ibcast (default allreduce)
+ *          reduce_scatter scan exscan iallreduce ibcast, and pallreduce
+ *          pbcast (persistent: MPI_*_init once per size, then MPI_Start
+ *          and MPI_Wait per call) (default allreduce)
  *   SIZES  comma-separated byte counts (default 8)
  * Prints one line per size: "size median_us min_us" over REPS repetitions
  * of ITERS calls each, the slowest rank's time per repetition.
@@ -31,8 +33,14 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The persistent request of pallreduce and pbcast, made at a size's first
+ * call and freed after its last. */
+static MPI_Request preq = MPI_REQUEST_NULL;
+static int preq_made;
+
 /* One call; n bytes is the message size OSU reports (per rank block for
- * gather/scatter/allgather/reduce_scatter). */
+ * gather/scatter/allgather/reduce_scatter); a persistent one is a start
+ * and its wait. */
 static int one(const char *what, char *s, char *r, int n, int root, int size)
 {
     MPI_Comm w = MPI_COMM_WORLD;
@@ -64,6 +72,17 @@ static int one(const char *what, char *s, char *r, int n, int root, int size)
     if (strcmp(what, "ibcast") == 0) {
         MPI_Ibcast(s, n, MPI_CHAR, root, w, &q);
         return MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    if (strcmp(what, "pallreduce") == 0 || strcmp(what, "pbcast") == 0) {
+        if (!preq_made) {                 /* made at the size's first call */
+            if (what[1] == 'a')
+                MPI_Allreduce_init(s, r, n, MPI_CHAR, MPI_SUM, w, MPI_INFO_NULL, &preq);
+            else
+                MPI_Bcast_init(s, n, MPI_CHAR, root, w, MPI_INFO_NULL, &preq);
+            preq_made = 1;
+        }
+        MPI_Start(&preq);
+        return MPI_Wait(&preq, MPI_STATUS_IGNORE);
     }
     (void)size;
     return -1;
@@ -148,6 +167,10 @@ int main(int argc, char **argv)
         else if (rank == 0)
             printf("%d %.4f %.4f\n", n, t[reps / 2], t[0]);
         fflush(stdout);
+        if (preq_made) {
+            MPI_Request_free(&preq);
+            preq_made = 0;
+        }
         free(s);
         free(r);
         p = strchr(p, ',');

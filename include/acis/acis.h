@@ -92,6 +92,10 @@ struct acis_host_stats {
                                               switch (before the join: the service
                                               address; after: its host port),
                                               dropped unread */
+    uint64_t persistent_starts;            /* MPI_Start of this process's acis
+                                              persistent collectives (their
+                                              MPI_*_init count as calls of
+                                              the entry point) */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -11,7 +11,7 @@ ACIS_REASON(COLL_DISABLED,   "this collective disabled by its MPIR_CVAR_OFFLOAD_
 ACIS_REASON(NO_DEVICE,       "no offload device: the switch could not be reached at MPI_Init on some rank")
 ACIS_REASON(NOT_OFFLOADABLE, "this collective is not executed in the switch by this version of acis")
 ACIS_REASON(NONBLOCKING,     "nonblocking form not offloaded by this version of acis")
-ACIS_REASON(PERSISTENT,      "persistent collectives (MPI_*_init) are not offloaded by this version of acis")
+ACIS_REASON(PERSISTENT,      "persistent collectives run in MPICH: acis could not set up their requests at MPI_Init")
 ACIS_REASON(SINGLE_RANK,     "communicator has a single process")
 ACIS_REASON(INTERCOMM,       "intercommunicator")
 ACIS_REASON(TABLE_FULL,      "switch communicator table or aggregation slots exhausted")

@@ -59,7 +59,8 @@ struct acis_call {
     MPI_Op op;
     int root;
     MPI_Comm comm;
-    MPI_Request *req;            /* nonblocking forms */
+    MPI_Request *req;            /* nonblocking and persistent forms */
+    MPI_Info info;               /* persistent forms */
     int inner;                   /* a step acis takes inside another call
                                     (node hierarchy): not counted again */
 

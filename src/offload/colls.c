@@ -234,5 +234,5 @@ int acis_plan(const struct acis_call *c, const uint64_t *blocks, struct acis_pla
 
 int acis_has_plan(acis_coll_t coll)
 {
-    return acis_coll_form(coll) != ACIS_FORM_PERSISTENT;
+    return acis_coll_form(coll) >= 0;   /* every form plans as its blocking one */
 }

@@ -27,7 +27,8 @@ void acis_run_init(void)
      * member blocked in MPICH meanwhile (a blocking call, or another
      * rank's wait) never starts it, and the members would number later
      * collectives differently.  They run in MPICH -- on every member alike,
-     * so the decision is agreed. */
+     * so the decision is agreed.  (Their persistent forms learn the sizes
+     * once, while their first start runs in MPICH: pers.c.) */
     acis_fb.implemented[ACIS_COLL_IGATHERV] = 0;
     acis_fb.implemented[ACIS_COLL_ISCATTERV] = 0;
 }
@@ -244,7 +245,8 @@ void acis_exec_drop(struct acis_exec *x)
 {
     acis_image_free(&x->src);
     acis_image_free(&x->dst);
-    free(x->blocks);
+    if (x->blocks != x->sizes)
+        free(x->blocks);          /* not the starter's */
     x->blocks = NULL;
 }
 
@@ -270,10 +272,12 @@ static int after_start(struct acis_exec *x, int rc)
 
 int acis_exec_start(struct acis_exec *x)
 {
-    x->blocks = NULL;
+    x->blocks = (uint64_t *)x->sizes;  /* known already: no exchange (pers.c) */
     memset(&x->src, 0, sizeof x->src);
     memset(&x->dst, 0, sizeof x->dst);
     x->err = MPI_SUCCESS;
+    if (x->sizes)
+        return after_start(x, start_main(x));
     return after_start(x, acis_plan_needs_sizes(&x->c, &x->mine) ? start_sizes(x)
                                                                  : start_main(x));
 }

@@ -1,6 +1,7 @@
 /* flat.c -- a call run flat on its communicator, every member a port of
- * the switch: a nonblocking call through its request (nbc.c), a blocking
- * one on the short path (short.c) or through the engine (exec.c).  When
+ * the switch: a nonblocking call through its request (nbc.c), a
+ * persistent one's request made (pers.c), a blocking one on the short
+ * path (short.c) or through the engine (exec.c).  When
  * the switch cannot finish a blocking call -- its communicator went to
  * MPICH, or a member abstained -- exec.c says so and the call is redone
  * in MPICH here, after any earlier nonblocking ones (redo.c). */
@@ -11,8 +12,11 @@
 
 int acis_offload_flat(struct acis_call *c)
 {
-    if (acis_coll_form(c->coll) == ACIS_FORM_NONBLOCKING)
+    int form = acis_coll_form(c->coll);
+    if (form == ACIS_FORM_NONBLOCKING)
         return acis_nb_start(c);
+    if (form == ACIS_FORM_PERSISTENT)
+        return acis_pers_init(c);
     int rc;
     if (acis_short_run(c, &rc))
         return rc;

@@ -58,8 +58,8 @@ static int agree(int mine)
         "cannot create the communicator table or its MPI attribute keyvals; no rank "
         "offloads",
         "cannot create the node hierarchy's MPI attribute keyval; every rank runs flat",
-        "cannot create MPICH's generalized request class; every rank runs nonblocking "
-        "collectives in MPICH",
+        "cannot create MPICH's generalized request class or a private dup of "
+        "MPI_COMM_SELF; every rank runs nonblocking and persistent collectives in MPICH",
     };
     for (int i = 0; i < 3; i++)
         if (mine & 1 << i && (i != 1 || acis_oc.hier))
@@ -101,7 +101,8 @@ static int start(void)
         failed |= FAILED_TABLES;
     if (acis_hier_init() != 0 || fault == ACIS_FAULT_INIT_HIER)
         failed |= FAILED_HIER;
-    if (acis_nb_init() != 0 || fault == ACIS_FAULT_INIT_NB)
+    acis_oc.pers.comm = MPI_COMM_NULL;
+    if (acis_nb_init() != 0 || acis_pers_setup() != 0 || fault == ACIS_FAULT_INIT_NB)
         failed |= FAILED_NB;
     failed = agree(failed);
     if (failed & FAILED_TABLES) {
@@ -119,7 +120,7 @@ static int start(void)
     acis_fb.rejoin = ACIS_CV(OFFLOAD_REJOIN) == ACIS_REJOIN_NEW ? acis_rejoin : NULL;
     if (failed & FAILED_NB) {               /* no generalized requests: blocking only */
         for (int i = 0; i < ACIS_COLL_COUNT; i++)
-            if (acis_coll_form((acis_coll_t)i) == ACIS_FORM_NONBLOCKING)
+            if (acis_coll_form((acis_coll_t)i) != ACIS_FORM_BLOCKING)
                 acis_fb.implemented[i] = 0;
     }
     acis_oc.mode = ACIS_CV(OFFLOAD) == ACIS_OFF && acis_util.verbose == 0
@@ -156,6 +157,7 @@ ACIS_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provide
 ACIS_API int MPI_Finalize(void)
 {
     if (acis_oc.mode != ACIS_MODE_PASS) {
+        acis_pers_finalize();               /* persistent requests not freed */
         acis_helper_stop();                 /* every request is complete by now */
         if (ACIS_CV(OFFLOAD_STATS))
             acis_summary_print();

@@ -114,6 +114,6 @@
     ACIS_API int MPI_##Name##_init(SHAPE##_PARAMS, MPI_Info info,             \
                                    MPI_Request *request)                      \
     ACIS_BODY(ID##_INIT, PMPI_##Name##_init(SHAPE##_ARGS, info, request),     \
-              SHAPE##_FILL, .req = request)
+              SHAPE##_FILL, .req = request, .info = info)
 
 #include "wrappers.def"

@@ -80,7 +80,13 @@ static void hold_types(struct acis_exec *x)
         c->dtype = c->rtype;
 }
 
-static void release(struct acis_exec *x)
+void acis_nb_hold(struct acis_exec *x)
+{
+    acis_comm_hold(x->c.cs);
+    hold_types(x);
+}
+
+void acis_nb_release(struct acis_exec *x)
 {
     for (int i = 0; i < 2; i++)
         if (x->held[i] != MPI_DATATYPE_NULL)
@@ -123,27 +129,32 @@ static void advance(struct acis_exec *x, int wait)
         if (acis_exec_step(x) == ACIS_OP_SOFTWARE)
             acis_redo_mark(x);                 /* the members agreed */
     }
-    if (x->req != MPI_REQUEST_NULL) {
-        MPI_Request r = x->req;
-        x->req = MPI_REQUEST_NULL;             /* complete once */
+    if (!x->finished) {
+        x->finished = 1;                       /* complete once */
         if (atomic_load(&x->redo) != 2)
             acis_exec_unlink(x);
-        release(x);
         acis_helper_leave();
-        PMPI_Grequest_complete(r);
+        x->complete(x);                        /* the starter's: its request */
     }
+}
+
+/* A nonblocking call's own completion: its generalized request. */
+static void grequest_done(struct acis_exec *x)
+{
+    MPI_Request r = x->req;
+    x->req = MPI_REQUEST_NULL;
+    acis_nb_release(x);
+    PMPI_Grequest_complete(r);
 }
 
 /* Polled again this soon after the last poll returned: the caller loops
  * on it (MPI_Wait, or MPI_Test with nothing in between). */
 #define ACIS_LOOP_NS 20000
 
-static int poll_fn(void *state, MPI_Status *status)
+int acis_nb_poll(struct acis_exec *x)
 {
-    (void)status;
-    struct acis_exec *x = state;
-    if (acis_exec_complete(x))
-        return MPI_SUCCESS;
+    if (x->finished)
+        return 1;
     /* MPI_Wait runs nothing else: the silence of a dead switch must be
      * noticed here too, or it waits for it forever. */
     if (!atomic_load(&x->redo)) {
@@ -157,9 +168,9 @@ static int poll_fn(void *state, MPI_Status *status)
         }
     }
     advance(x, 0);
-    if (acis_exec_complete(x)) {
+    if (x->finished) {
         acis_dev_leave();                /* back to the application */
-        return MPI_SUCCESS;
+        return 1;
     }
     acis_mpich_poke(&x->poked);          /* MPI_Wait calls only this function */
     /* A caller looping on the request waits as a blocking call does: past
@@ -167,13 +178,20 @@ static int poll_fn(void *state, MPI_Status *status)
      * until a packet comes (1 ms at most), leaving the core to the ranks
      * it waits for.  A single MPI_Test never sleeps. */
     if (acis_dev_spins())
-        return MPI_SUCCESS;
+        return 0;
     uint64_t now = acis_now_ns();
     if (x->polled && now - x->polled < ACIS_LOOP_NS && !atomic_load(&x->redo) &&
         !atomic_load(&x->op.done) && !acis_comm_lost(x->c.cs) &&
         acis_dev_wait(x->quiet_since) == 0)   /* -1: the silence is judged above */
         now = acis_now_ns();
     x->polled = now;
+    return 0;
+}
+
+static int poll_fn(void *state, MPI_Status *status)
+{
+    (void)status;
+    acis_nb_poll(state);
     return MPI_SUCCESS;
 }
 
@@ -181,16 +199,19 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
 {
     (void)timeout;
     (void)status;
-    for (int i = 0; i < count; i++) {
-        struct acis_exec *x = states[i];
-        while (!acis_exec_complete(x)) {
-            if (!atomic_load(&x->redo))
-                acis_op_wait(&x->op);
-            advance(x, 1);
-        }
-    }
+    for (int i = 0; i < count; i++)
+        acis_nb_wait(states[i]);
     acis_dev_leave();                        /* back to the application */
     return MPI_SUCCESS;
+}
+
+void acis_nb_wait(struct acis_exec *x)
+{
+    while (!x->finished) {
+        if (!atomic_load(&x->redo))
+            acis_op_wait(&x->op);
+        advance(x, 1);
+    }
 }
 
 int acis_nb_init(void)
@@ -239,17 +260,35 @@ int acis_nb_start(const struct acis_call *c)
         return run_now(c, "cannot allocate a request");
     }
     x->req = *c->req;
+    x->complete = grequest_done;
+    acis_nb_hold(x);
+    acis_nb_launch(x);
+    return MPI_SUCCESS;
+}
+
+void acis_nb_launch(struct acis_exec *x)
+{
     x->poked = acis_now_ns();
-    acis_comm_hold(c->cs);
-    hold_types(x);
     acis_helper_enter();
-    rc = acis_exec_start(x);
+    int rc = acis_exec_start(x);
     if (rc == 0)
         acis_engine_progress();              /* the first window goes out now */
     else if (rc != -1)
         acis_redo_mark(x);                   /* the members agreed */
     advance(x, 0);
-    if (!acis_exec_complete(x) && !atomic_load(&x->redo))
+    if (!x->finished && !atomic_load(&x->redo))
         acis_dev_release();                  /* the switch thread serves while we are away */
-    return MPI_SUCCESS;
+}
+
+void acis_nb_launch_redone(struct acis_exec *x)
+{
+    struct acis_call d = x->c;
+    d.req = &x->inner;
+    d.coll = x->c.coll;
+    x->inner = MPI_REQUEST_NULL;
+    acis_helper_enter();                     /* left at completion, as any */
+    if ((x->err = acis_call_redo(&d)) != MPI_SUCCESS)
+        x->inner = MPI_REQUEST_NULL;         /* failed at the start: done */
+    atomic_store(&x->redo, 2);
+    advance(x, 0);
 }

@@ -40,6 +40,24 @@ struct acis_helper {
     atomic_int parked;        /* asleep until one starts */
 };
 
+/* Persistent collectives (pers.c): every acis persistent request, by its
+ * handle, and those freed while running (orphans), under lock; count,
+ * active and failed are atomic, read without it: with no request at all
+ * MPI_Start and MPI_Request_free go straight to MPICH, and so do the wait
+ * and test calls while none runs or failed (requests.c).  comm is a
+ * private dup of MPI_COMM_SELF (made at MPI_Init). */
+struct acis_pers;
+struct acis_pers_table {
+    pthread_mutex_t lock;
+    struct acis_pers *by_handle[256];
+    struct acis_pers *orphans;
+    atomic_int count;         /* requests, orphans too */
+    atomic_int active;        /* started, their collective not finished */
+    atomic_int failed;        /* finished with an error, not started again */
+    MPI_Comm comm;
+    int next_tag, wrapped;    /* tags: one per request */
+};
+
 /* Lock ownership: mode down to hier_keyval, nb_class, poke_comm and
  * fault_seed are set in MPI_Init (before any other acis thread runs) and
  * read-only until MPI_Finalize (after the helper stopped); active, coffs,
@@ -76,6 +94,7 @@ struct acis_offload_ctx {
     atomic_uint_fast64_t fault_draws; /* FAULT_NOMEM's and FAULT_FORGET's draws */
     unsigned fix_nomem_warned; /* recovery ran out of memory (said once) */
     struct acis_helper helper;
+    struct acis_pers_table pers;
 };
 
 extern struct acis_offload_ctx acis_oc;
@@ -297,6 +316,8 @@ struct acis_exec {
     struct acis_image src, dst;
     struct acis_op op;
     uint64_t mine, *blocks;   /* v-variants */
+    const uint64_t *sizes;    /* v-variants: every rank's block, known to
+                                 the starter (pers.c): no exchange */
     int phase;                /* enum acis_phase */
     int err;                  /* what the call returns (MPI_SUCCESS, or
                                  MPI_ERR_NO_MEM when this rank failed) */
@@ -312,6 +333,11 @@ struct acis_exec {
                                  nothing while it waited (0: not polled) */
     uint64_t polled;          /* nonblocking: when its last poll returned */
     struct acis_exec *next_exec; /* acis_coff.execs */
+    int finished;             /* nonblocking: complete, and complete() ran */
+    void (*complete)(struct acis_exec *x); /* nonblocking: what its starter
+                                 does when x is complete (nbc.c: complete
+                                 the generalized request; pers.c: the
+                                 persistent request's receive) */
     uint8_t *spare;           /* blocking: 2 * ACIS_EARLY_MAX bytes of the
                                  caller's frame, for data of a member that
                                  must not abstain (source, then result) */
@@ -364,6 +390,31 @@ int acis_exec_run(struct acis_exec *x);
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
 int acis_nb_start(const struct acis_call *c);
+/* The same machinery for a call started by another stage (pers.c): hold
+ * x->c's communicator and derived datatypes (dups, used from then on) and
+ * release them; start x (x->c, x->complete set) in the switch, or in
+ * MPICH on the communicator's dup when it went there first (redone); move
+ * it once (1 once complete: x->complete has run) or until complete. */
+void acis_nb_hold(struct acis_exec *x);
+void acis_nb_release(struct acis_exec *x);
+void acis_nb_launch(struct acis_exec *x);
+void acis_nb_launch_redone(struct acis_exec *x);
+int acis_nb_poll(struct acis_exec *x);
+void acis_nb_wait(struct acis_exec *x);
+
+/* Persistent collectives (pers.c): the private communicator (MPI_Init,
+ * 0 or -1); make the request of a call selected for offload; start it
+ * if r is acis's (1, *rc set) or say it is not (0); move it once or until
+ * its collective finished (1 finished, 0 running, -1 not acis's); the
+ * error its last start finished with; free it if acis's (1, *rc set);
+ * finish and free every one at MPI_Finalize. */
+int acis_pers_setup(void);
+int acis_pers_init(const struct acis_call *c);
+int acis_pers_start(MPI_Request *r, int *rc);
+int acis_pers_poll(MPI_Request r, int wait);
+int acis_pers_err(MPI_Request r);
+int acis_pers_free(MPI_Request *r, int *rc);
+void acis_pers_finalize(void);
 
 /* The progress helper: set up at MPI_Init; a nonblocking collective
  * enters when it is offloaded (the first starts the thread) and leaves

@@ -34,13 +34,15 @@ int acis_raise(MPI_Comm comm, int code)
     case ACIS_COLL_##ID:                                                      \
         return PMPI_##Name(SHAPE##_CALL);                                     \
     case ACIS_COLL_I##ID:                                                     \
-        return PMPI_##IName(SHAPE##_CALL, c->req);
+        return PMPI_##IName(SHAPE##_CALL, c->req);                            \
+    case ACIS_COLL_##ID##_INIT:                                               \
+        return PMPI_##Name##_init(SHAPE##_CALL, c->info, c->req);
 
 int acis_call_pmpi(const struct acis_call *c)
 {
     switch (c->coll) {
 #include "wrappers.def"
     default:
-        return MPI_ERR_INTERN;           /* persistent forms never get here */
+        return MPI_ERR_INTERN;
     }
 }

@@ -7,9 +7,10 @@
  * after it in this order, and hears back through what the call returns or
  * through the records it was handed (an acis_exec's redo flag, an
  * acis_op's done), never by calling up (test/layering.sh checks it):
- *   run -> hier -> flat -> nbc -> short -> redo -> exec -> early ->
+ *   run -> hier -> flat -> pers -> nbc -> short -> redo -> exec -> early ->
  *   progress -> engine -> fix -> keep -> colls, image, stream -> fault, pmpi
- * Set-up and teardown (init, connect, comm_life, api, summary) sit above. */
+ * The MPI entry points (intercept, requests, comm_life, api) and set-up
+ * and teardown (init, connect, summary) sit above. */
 #include "config.h"
 
 #include "offload.h"

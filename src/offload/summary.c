@@ -52,13 +52,18 @@ static void print_table(const uint64_t *sum, int nranks)
                 (unsigned long long)(v[0] + sw), (unsigned long long)v[0],
                 (unsigned long long)sw, bytes, why);
     }
+    uint64_t starts = sum[(size_t)ACIS_COLL_COUNT * PER_COLL];
+    if (starts)
+        fprintf(stderr, "acis: %-26s %10llu  (starts of the persistent requests above that "
+                        "acis runs; each MPI_*_init counts as one call)\n", "MPI_Start",
+                (unsigned long long)starts);
     if (ACIS_CV(OFFLOAD) == ACIS_OFF && acis_util.verbose == 0)
         fprintf(stderr, "acis: (bytes are not counted with MPIR_CVAR_OFFLOAD=off)\n");
 }
 
 void acis_summary_print(void)
 {
-    size_t n = (size_t)ACIS_COLL_COUNT * PER_COLL;
+    size_t n = (size_t)ACIS_COLL_COUNT * PER_COLL + 1;   /* and the persistent starts */
     uint64_t *mine = calloc(n, sizeof *mine), *sum = calloc(n, sizeof *sum);
     if (!mine || !sum)
         goto done;
@@ -72,6 +77,7 @@ void acis_summary_print(void)
         for (int r = 0; r < ACIS_REASON_COUNT; r++)
             v[3 + r] = s.by_reason[r];
     }
+    mine[n - 1] = atomic_load(&acis_util.host.persistent_starts);
     PMPI_Reduce(mine, sum, (int)n, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (acis_oc.world_rank == 0)
         print_table(sum, acis_oc.world_size);

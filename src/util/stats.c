@@ -46,6 +46,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->early_return = LOAD(h->early_return);
     out->own_block = LOAD(h->own_block);
     out->packets_foreign = LOAD(h->packets_foreign);
+    out->persistent_starts = LOAD(h->persistent_starts);
 }
 
 void acis_stats_zero(void)
@@ -69,4 +70,5 @@ void acis_stats_zero(void)
     atomic_store(&h->early_return, 0);
     atomic_store(&h->own_block, 0);
     atomic_store(&h->packets_foreign, 0);
+    atomic_store(&h->persistent_starts, 0);
 }

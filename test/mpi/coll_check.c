@@ -11,7 +11,8 @@
  *                 reduce, allreduce, gather, scatter, allgather,
  *                 reduce_scatter, reduce_scatter_block, scan, exscan)
  *   --offload-nb  the same for the nonblocking forms (but MPI_Igatherv and
- *                 MPI_Iscatterv, which acis always runs in MPICH)
+ *                 MPI_Iscatterv, which acis always runs in MPICH), and so
+ *                 for the persistent forms (MPI_*_init, then MPI_Start)
  *   --colls       run only these entry points (e.g. allreduce,ireduce)
  *   --offloaded   the communicators (world, reversed, halves) that must have
  *                 a switch row; every other one must not
@@ -101,7 +102,16 @@ static void parse_args(int argc, char **argv)
             exit(2);
         }
     }
-    /* acis runs these two in MPICH on every member (docs/reliability.md) */
+    /* a persistent form is offloaded where its nonblocking one is: each
+     * start runs as that call does (src/offload/pers.c) */
+    for (int c = 0; c < ACIS_COLL_COUNT; c++)
+        if (acis_coll_form(c) == ACIS_FORM_PERSISTENT)
+            for (int n = 0; n < ACIS_COLL_COUNT; n++)
+                if (acis_coll_form(n) == ACIS_FORM_NONBLOCKING &&
+                    acis_coll_blocking(n) == acis_coll_blocking(c))
+                    opt.offload[c] = opt.offload[n];
+    /* acis runs these two in MPICH on every member (docs/reliability.md);
+     * their persistent forms' first start too, the others in the switch */
     opt.offload[ACIS_COLL_IGATHERV] = opt.offload[ACIS_COLL_ISCATTERV] = 0;
 }
 
@@ -307,8 +317,6 @@ static acis_reason_t expected(const struct tcase *k, int user_op)
     if (cr == ACIS_REASON_DISABLED || cr == ACIS_REASON_NO_DEVICE ||
         cr == ACIS_REASON_INTERCOMM || cr == ACIS_REASON_SINGLE_RANK)
         return cr;
-    if (acis_coll_form(k->coll) == ACIS_FORM_PERSISTENT)
-        return ACIS_REASON_PERSISTENT;
     if (!opt.offload[k->coll])
         return k->coll != base && opt.offload[base] ? ACIS_REASON_NONBLOCKING
                                                     : ACIS_REASON_NOT_OFFLOADABLE;

@@ -1,0 +1,195 @@
+/* requests.c -- the MPI request calls acis takes part in, for its
+ * persistent collectives (pers.c): MPI_Start and MPI_Startall start them,
+ * MPI_Request_free frees them, MPI_Cancel leaves them alone (a collective
+ * cannot be cancelled), and every wait and test call, and
+ * MPI_Request_get_status, first moves the ones it is given that are
+ * still running, then lets MPICH answer as it always does: the request
+ * the user holds is MPICH's.  Without an acis persistent request started
+ * (acis_oc.pers.active) each call is one branch in front of MPICH's. */
+#include "config.h"
+
+#include "offload.h"
+
+/* Move the started acis requests among r[0..n-1] once (wait: until one
+ * of them, or all, finished).  Returns how many of them are still
+ * running. */
+static int move(int n, MPI_Request r[], int wait_all)
+{
+    int running = 0;
+    for (int i = 0; i < n; i++) {
+        int done = acis_pers_poll(r[i], wait_all);
+        running += done == 0;
+    }
+    return running;
+}
+
+/* The error of a finished acis request, into its status (MPI_ERR_IN_STATUS
+ * calls); returns it. */
+static int err_of(MPI_Request r, MPI_Status *st)
+{
+    int err = acis_pers_err(r);
+    if (err != MPI_SUCCESS && st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = err;
+    return err;
+}
+
+/* No acis persistent request is running, and none finished with an
+ * error its completion call has yet to report. */
+#define PERS_IDLE() (!atomic_load_explicit(&acis_oc.pers.active, memory_order_relaxed) && \
+                     !atomic_load_explicit(&acis_oc.pers.failed, memory_order_relaxed))
+
+ACIS_API int MPI_Start(MPI_Request *request)
+{
+    int rc;
+    if (acis_pers_start(request, &rc))
+        return rc;
+    return PMPI_Start(request);
+}
+
+ACIS_API int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    if (!atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed))
+        return PMPI_Startall(count, array_of_requests);
+    for (int i = 0; i < count; i++) {
+        int rc;
+        if (!acis_pers_start(&array_of_requests[i], &rc))
+            rc = PMPI_Start(&array_of_requests[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+ACIS_API int MPI_Request_free(MPI_Request *request)
+{
+    int rc;
+    if (acis_pers_free(request, &rc))
+        return rc;
+    return PMPI_Request_free(request);
+}
+
+ACIS_API int MPI_Cancel(MPI_Request *request)
+{
+    if (acis_pers_poll(*request, 0) >= 0)
+        return MPI_SUCCESS;           /* acis's: a collective is not cancelled */
+    return PMPI_Cancel(request);
+}
+
+ACIS_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (PERS_IDLE())
+        return PMPI_Wait(request, status);
+    MPI_Request r = *request;     /* MPICH nulls a request that is not persistent */
+    move(1, request, 1);
+    int rc = PMPI_Wait(request, status);
+    return rc == MPI_SUCCESS ? err_of(r, status) : rc;
+}
+
+ACIS_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (PERS_IDLE())
+        return PMPI_Test(request, flag, status);
+    MPI_Request r = *request;
+    move(1, request, 0);
+    int rc = PMPI_Test(request, flag, status);
+    return rc == MPI_SUCCESS && *flag ? err_of(r, status) : rc;
+}
+
+ACIS_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (!PERS_IDLE())
+        move(1, &request, 0);
+    return PMPI_Request_get_status(request, flag, status);
+}
+
+/* Errors of the acis requests among the n finished ones (indices idx, or
+ * all of r when idx is NULL; a persistent request keeps its handle when
+ * it completes): MPI_ERR_IN_STATUS with each in its status, or the first
+ * error when statuses are ignored. */
+static int errs(int n, const MPI_Request r[], const int *idx, MPI_Status st[])
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        int k = idx ? idx[i] : i;
+        MPI_Status *s = st == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &st[i];
+        int err = err_of(r[k], s);
+        if (err != MPI_SUCCESS && rc == MPI_SUCCESS)
+            rc = st == MPI_STATUSES_IGNORE ? err : MPI_ERR_IN_STATUS;
+    }
+    return rc;
+}
+
+ACIS_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
+                         MPI_Status array_of_statuses[])
+{
+    if (PERS_IDLE())
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    move(count, array_of_requests, 1);
+    int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    return rc == MPI_SUCCESS ? errs(count, array_of_requests, NULL, array_of_statuses) : rc;
+}
+
+ACIS_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                         MPI_Status array_of_statuses[])
+{
+    if (PERS_IDLE())
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    move(count, array_of_requests, 0);
+    int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    return rc == MPI_SUCCESS && *flag ? errs(count, array_of_requests, NULL, array_of_statuses) : rc;
+}
+
+ACIS_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
+                         MPI_Status *status)
+{
+    if (PERS_IDLE())
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    for (;;) {                    /* until one, acis's or MPICH's, is complete */
+        int flag, rc;
+        move(count, array_of_requests, 0);
+        rc = PMPI_Testany(count, array_of_requests, index, &flag, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc == MPI_SUCCESS && *index != MPI_UNDEFINED
+                       ? err_of(array_of_requests[*index], status) : rc;
+    }
+}
+
+ACIS_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                         MPI_Status *status)
+{
+    if (PERS_IDLE())
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    move(count, array_of_requests, 0);
+    int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
+    return rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED
+               ? err_of(array_of_requests[*index], status) : rc;
+}
+
+ACIS_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                          int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    if (PERS_IDLE())
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    for (;;) {
+        move(incount, array_of_requests, 0);
+        int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                               array_of_statuses);
+        if (rc != MPI_SUCCESS || *outcount != 0)
+            return rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED
+                       ? errs(*outcount, array_of_requests, array_of_indices, array_of_statuses) : rc;
+    }
+}
+
+ACIS_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                          int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    if (PERS_IDLE())
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    move(incount, array_of_requests, 0);
+    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                           array_of_statuses);
+    return rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0
+               ? errs(*outcount, array_of_requests, array_of_indices, array_of_statuses) : rc;
+}
