@@ -11,7 +11,7 @@ ACIS_REASON(COLL_DISABLED,   "this collective disabled by its MPIR_CVAR_OFFLOAD_
 ACIS_REASON(NO_DEVICE,       "no offload device: the switch could not be reached at MPI_Init on some rank")
 ACIS_REASON(NOT_OFFLOADABLE, "this collective is not executed in the switch by this version of acis")
 ACIS_REASON(NONBLOCKING,     "nonblocking form not offloaded by this version of acis")
-ACIS_REASON(PERSISTENT,      "persistent collectives run in MPICH: acis could not set up their requests at MPI_Init")
+ACIS_REASON(PERSISTENT,      "persistent collectives may start in any order here (MPI-4.0): assert mpi_assert_strict_persistent_collective_ordering on the communicator, or set MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER=strict, to offload them")
 ACIS_REASON(SINGLE_RANK,     "communicator has a single process")
 ACIS_REASON(INTERCOMM,       "intercommunicator")
 ACIS_REASON(TABLE_FULL,      "switch communicator table or aggregation slots exhausted")

@@ -72,6 +72,10 @@ struct acis_comm {
     uint32_t boot;                        /* the switch's boot id (names it
                                              to the other members) */
     uint32_t *granks;                     /* members' global ranks */
+    int strict_order;                     /* its info asserts
+                                             mpi_assert_strict_persistent_
+                                             collective_ordering (a call on
+                                             cs, or its constructor) */
     void *off;                            /* src/offload's state, freed by
                                              acis_ct.off_free */
     /* lifetime: the communicator's attribute holds one reference, each

@@ -201,7 +201,11 @@ acis_reason_t acis_select(struct acis_call *c)
              * return without waiting for the others, so only a blocking
              * one sets a communicator up (or its creation, when eager).
              * The state changes only there, so every member agrees. */
-            if (cs->state == ACIS_CT_UNKNOWN && in.form != ACIS_FORM_BLOCKING)
+            if (in.form == ACIS_FORM_PERSISTENT && !cs->strict_order &&
+                ACIS_CV(OFFLOAD_PERSISTENT_ORDER) != ACIS_PERS_STRICT)
+                r = ACIS_REASON_PERSISTENT;    /* the switch numbers calls as
+                                                  they start: docs/cvars.md */
+            else if (cs->state == ACIS_CT_UNKNOWN && in.form != ACIS_FORM_BLOCKING)
                 r = ACIS_REASON_NOT_SET_UP;
             else
                 r = acis_comm_ready(cs);       /* collective the first time */

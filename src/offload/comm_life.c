@@ -8,10 +8,37 @@
  * no barrier; the communicator's state outlives the handle until every
  * member is done with its row (src/commtable/comm.c), which this call
  * moves along.  MPI_Comm_set_errhandler: the communicator's private dup
- * gets the same. */
+ * gets the same.  MPI_Comm_set_info and the constructors that take info:
+ * whether the communicator asserts that its persistent collectives start
+ * in order (mpi_assert_strict_persistent_collective_ordering, MPI 4.1). */
 #include "config.h"
 
+#include <strings.h>
+
 #include "offload/offload.h"
+
+#define STRICT_KEY "mpi_assert_strict_persistent_collective_ordering"
+
+/* What info says of STRICT_KEY: 1 true, 0 false, -1 nothing. */
+static int asserts(MPI_Info info)
+{
+    char v[16];
+    int len = (int)sizeof v, flag = 0;
+    if (info == MPI_INFO_NULL ||
+        PMPI_Info_get_string(info, STRICT_KEY, &len, v, &flag) != MPI_SUCCESS || !flag)
+        return -1;
+    return strcasecmp(v, "true") == 0;
+}
+
+/* comm's persistent collectives start in order on every rank, as its info
+ * (or its parent's, for MPI_Comm_dup) asserts (select.c reads it). */
+static void strict_order(MPI_Comm comm, int says)
+{
+    struct acis_comm *cs;
+    if (says >= 0 && comm != MPI_COMM_NULL && acis_oc.mode == ACIS_MODE_ACTIVE &&
+        (cs = acis_comm_get(comm)))
+        cs->strict_order = says;
+}
 
 static void eager(MPI_Comm newcomm)
 {
@@ -22,23 +49,36 @@ static void eager(MPI_Comm newcomm)
         acis_comm_ready(cs);
 }
 
-#define ACIS_CTOR(Name, PARAMS, ARGS, NEWCOMM)                                \
+#define ACIS_CTOR_ORDER(Name, PARAMS, ARGS, NEWCOMM, ORDER)                  \
     ACIS_API int MPI_##Name PARAMS                                            \
     {                                                                         \
         int rc = PMPI_##Name ARGS;                                            \
+        if (rc == MPI_SUCCESS && (ORDER) >= 0)                                \
+            strict_order(*(NEWCOMM), (ORDER));                                \
         if (rc == MPI_SUCCESS && acis_oc.eager)                               \
             eager(*(NEWCOMM));                                                \
         return rc;                                                            \
     }
+#define ACIS_CTOR(Name, PARAMS, ARGS, NEWCOMM) ACIS_CTOR_ORDER(Name, PARAMS, ARGS, NEWCOMM, -1)
 
-ACIS_CTOR(Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), newcomm)
-ACIS_CTOR(Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm),
-          (comm, info, newcomm), newcomm)
+/* The parent's assertion, for MPI_Comm_dup (which keeps the info hints). */
+static int parent_order(MPI_Comm comm)
+{
+    struct acis_comm *cs;
+    if (acis_oc.mode != ACIS_MODE_ACTIVE || !(cs = acis_comm_get(comm)))
+        return -1;
+    return cs->strict_order ? 1 : -1;
+}
+
+ACIS_CTOR_ORDER(Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), newcomm,
+                parent_order(comm))
+ACIS_CTOR_ORDER(Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm),
+                (comm, info, newcomm), newcomm, asserts(info))
 ACIS_CTOR(Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm),
           (comm, color, key, newcomm), newcomm)
-ACIS_CTOR(Comm_split_type,
-          (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm),
-          (comm, split_type, key, info, newcomm), newcomm)
+ACIS_CTOR_ORDER(Comm_split_type,
+                (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm),
+                (comm, split_type, key, info, newcomm), newcomm, asserts(info))
 ACIS_CTOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm),
           (comm, group, newcomm), newcomm)
 ACIS_CTOR(Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
@@ -65,10 +105,10 @@ ACIS_CTOR(Dist_graph_create_adjacent,
            int reorder, MPI_Comm *comm_dist_graph),
           (comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights,
            info, reorder, comm_dist_graph), comm_dist_graph)
-ACIS_CTOR(Comm_create_from_group,
-          (MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
-           MPI_Comm *newcomm),
-          (group, stringtag, info, errhandler, newcomm), newcomm)
+ACIS_CTOR_ORDER(Comm_create_from_group,
+                (MPI_Group group, const char *stringtag, MPI_Info info,
+                 MPI_Errhandler errhandler, MPI_Comm *newcomm),
+                (group, stringtag, info, errhandler, newcomm), newcomm, asserts(info))
 ACIS_CTOR(Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm),
           (intercomm, high, newintracomm), newintracomm)
 
@@ -79,6 +119,14 @@ ACIS_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     int rc = PMPI_Comm_set_errhandler(comm, errhandler);
     if (rc == MPI_SUCCESS && acis_oc.mode == ACIS_MODE_ACTIVE)
         acis_comm_errhandler(comm, errhandler);
+    return rc;
+}
+
+ACIS_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    int rc = PMPI_Comm_set_info(comm, info);
+    if (rc == MPI_SUCCESS)
+        strict_order(comm, asserts(info));
     return rc;
 }
 

@@ -38,6 +38,7 @@ enum acis_cvar_id {
 enum { ACIS_AUTO = 0, ACIS_ON = 1, ACIS_OFF = 2 };                 /* auto|on|off */
 enum { ACIS_DEV_UDP, ACIS_DEV_SHM, ACIS_DEV_VERBS, ACIS_DEV_NONE, ACIS_DEV_AUTO }; /* DEVICE */
 enum { ACIS_SETUP_LAZY, ACIS_SETUP_EAGER };                         /* COMM_SETUP */
+enum { ACIS_PERS_ANY, ACIS_PERS_STRICT };                      /* PERSISTENT_ORDER */
 enum { ACIS_WAIT_AUTO, ACIS_WAIT_SPIN, ACIS_WAIT_BLOCK };           /* WAIT */
 enum { ACIS_REJOIN_NEW, ACIS_REJOIN_NEVER };                           /* REJOIN */
 enum { ACIS_HIER_AUTO, ACIS_HIER_FLAT, ACIS_HIER_NODE };               /* HIERARCHY */

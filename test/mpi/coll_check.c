@@ -12,7 +12,9 @@
  *                 reduce_scatter, reduce_scatter_block, scan, exscan)
  *   --offload-nb  the same for the nonblocking forms (but MPI_Igatherv and
  *                 MPI_Iscatterv, which acis always runs in MPICH), and so
- *                 for the persistent forms (MPI_*_init, then MPI_Start)
+ *                 for the persistent forms (MPI_*_init, then MPI_Start) if
+ *                 MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER=strict (else they
+ *                 must run in MPICH, reason persistent)
  *   --colls       run only these entry points (e.g. allreduce,ireduce)
  *   --offloaded   the communicators (world, reversed, halves) that must have
  *                 a switch row; every other one must not
@@ -37,6 +39,7 @@ static struct {
     int offload[ACIS_COLL_COUNT];        /* by entry point */
     int only[ACIS_COLL_COUNT], restrict_colls;
     int may_redo;
+    int strict;                          /* persistent starts in order */
     const char *offloaded;    /* --offloaded, NULL: not checked */
     int rank;
     long cases, failures, skipped;
@@ -102,9 +105,12 @@ static void parse_args(int argc, char **argv)
             exit(2);
         }
     }
-    /* a persistent form is offloaded where its nonblocking one is: each
-     * start runs as that call does (src/offload/pers.c) */
-    for (int c = 0; c < ACIS_COLL_COUNT; c++)
+    /* a persistent form is offloaded where its nonblocking one is (each
+     * start runs as that call does, src/offload/pers.c), if the program
+     * says it starts them in order: MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER */
+    const char *order = getenv("MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER");
+    opt.strict = order && strcasecmp(order, "strict") == 0;
+    for (int c = 0; opt.strict && c < ACIS_COLL_COUNT; c++)
         if (acis_coll_form(c) == ACIS_FORM_PERSISTENT)
             for (int n = 0; n < ACIS_COLL_COUNT; n++)
                 if (acis_coll_form(n) == ACIS_FORM_NONBLOCKING &&
@@ -317,6 +323,8 @@ static acis_reason_t expected(const struct tcase *k, int user_op)
     if (cr == ACIS_REASON_DISABLED || cr == ACIS_REASON_NO_DEVICE ||
         cr == ACIS_REASON_INTERCOMM || cr == ACIS_REASON_SINGLE_RANK)
         return cr;
+    if (acis_coll_form(k->coll) == ACIS_FORM_PERSISTENT && !opt.strict)
+        return ACIS_REASON_PERSISTENT;
     if (!opt.offload[k->coll])
         return k->coll != base && opt.offload[base] ? ACIS_REASON_NONBLOCKING
                                                     : ACIS_REASON_NOT_OFFLOADABLE;

@@ -10,7 +10,14 @@
  * scatterv with blocks of different sizes (the first start runs in MPICH
  * while the sizes travel).
  *
- * usage: persist [--rounds=N] [--expect-offload]
+ * With --assert-comm (and MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER=any) the
+ * program asserts mpi_assert_strict_persistent_collective_ordering on
+ * MPI_COMM_WORLD (MPI_Comm_set_info; its dups keep it), and on a dup
+ * without it starts a broadcast and a barrier in opposite orders on odd
+ * and even ranks, as MPI-4.0 allows: those run in MPICH (reason
+ * persistent) and are right.
+ *
+ * usage: persist [--rounds=N] [--expect-offload] [--assert-comm]
  *   --expect-offload  every init was offloaded and every start but the
  *                     first of gatherv and scatterv ran in the switch (the
  *                     counters) */
@@ -235,10 +242,12 @@ static long run_one(enum which w, int own_comm)
 
 int main(int argc, char **argv)
 {
-    int expect = 0;
+    int expect = 0, assert_comm = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--rounds=", 9) == 0)
             rounds = atoi(argv[i] + 9);
+        else if (strcmp(argv[i], "--assert-comm") == 0)
+            assert_comm = 1;
         else if (strcmp(argv[i], "--expect-offload") == 0)
             expect = 1;
         else {
@@ -252,7 +261,34 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     acis_reset_stats();
     long starts = 0;
-    int inits = 0;
+    int inits = 0, unordered = 0;
+
+    if (assert_comm) {
+        /* out of order on a communicator that does not assert order */
+        MPI_Comm any;
+        MPI_Request two[2];
+        MPI_Status st2[2];
+        MPI_Comm_dup(MPI_COMM_WORLD, &any);
+        MPI_Barrier(any);
+        for (int round = 0; round < rounds; round++) {
+            int a = rank == 0 ? round + 42 : -1;
+            MPI_Bcast_init(&a, 1, MPI_INT, 0, any, MPI_INFO_NULL, &two[0]);
+            MPI_Barrier_init(any, MPI_INFO_NULL, &two[1]);
+            MPI_Start(&two[rank % 2]);
+            MPI_Start(&two[1 - rank % 2]);
+            MPI_Waitall(2, two, st2);
+            check(a == round + 42, "bcast started out of order", round);
+            MPI_Request_free(&two[0]);
+            MPI_Request_free(&two[1]);
+            unordered += 2;
+        }
+        MPI_Comm_free(&any);
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpi_assert_strict_persistent_collective_ordering", "true");
+        MPI_Comm_set_info(MPI_COMM_WORLD, info);
+        MPI_Info_free(&info);
+    }
 
     for (int w = 0; w < NWHICH; w++) {
         starts += run_one((enum which)w, 0);
@@ -343,21 +379,23 @@ int main(int argc, char **argv)
     struct acis_host_stats hs;
     struct acis_coll_stats cs;
     acis_get_host_stats(&hs);
-    long offl = 0, software = 0;
+    long offl = 0, software = 0, order_reason = 0;
     for (int c = 0; c < ACIS_COLL_COUNT; c++) {
         if (acis_coll_form(c) != ACIS_FORM_PERSISTENT || acis_get_stats(c, &cs) != 0)
             continue;
         offl += (long)cs.offloaded;
         for (int r = 1; r < ACIS_REASON_COUNT; r++)
             software += (long)cs.by_reason[r];
+        order_reason += (long)cs.by_reason[ACIS_REASON_PERSISTENT];
     }
     if (expect) {
-        if (offl != inits || software || (long)hs.persistent_starts != starts - vfirst ||
-            hs.redone) {
-            fprintf(stderr, "persist: rank %d: %ld of %d inits offloaded (%ld in MPICH), "
-                            "%ld of %ld starts in the switch (want all but %d), %llu redone\n",
-                    rank, offl, inits, software, (long)hs.persistent_starts, starts, vfirst,
-                    (unsigned long long)hs.redone);
+        if (offl != inits || software != unordered || order_reason != unordered ||
+            (long)hs.persistent_starts != starts - vfirst || hs.redone) {
+            fprintf(stderr, "persist: rank %d: %ld of %d inits offloaded, %ld in MPICH (want "
+                            "%d, reason persistent), %ld of %ld starts in the switch (want "
+                            "all but %d), %llu redone\n",
+                    rank, offl, inits, software, unordered, (long)hs.persistent_starts, starts,
+                    vfirst, (unsigned long long)hs.redone);
             failures++;
         }
     }
