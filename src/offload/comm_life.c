@@ -133,7 +133,9 @@ ACIS_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 ACIS_API int MPI_Comm_free(MPI_Comm *comm)
 {
     int rc = PMPI_Comm_free(comm);
-    if (acis_oc.mode == ACIS_MODE_ACTIVE)
+    if (acis_oc.mode == ACIS_MODE_ACTIVE) {
+        acis_pers_tidy();               /* requests freed running hold their rows */
         acis_comm_reap(0);
+    }
     return rc;
 }

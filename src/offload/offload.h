@@ -53,7 +53,8 @@ struct acis_pers_table {
     struct acis_pers *orphans;
     atomic_int count;         /* requests, orphans too */
     atomic_int active;        /* started, their collective not finished */
-    atomic_int failed;        /* finished with an error, not started again */
+    atomic_int failed;        /* finished with an error not yet reported */
+    atomic_int norphans;      /* on orphans */
     MPI_Comm comm;
     int next_tag, wrapped;    /* tags: one per request */
 };
@@ -406,14 +407,19 @@ void acis_nb_wait(struct acis_exec *x);
  * 0 or -1); make the request of a call selected for offload; start it
  * if r is acis's (1, *rc set) or say it is not (0); move it once or until
  * its collective finished (1 finished, 0 running, -1 not acis's); the
- * error its last start finished with; free it if acis's (1, *rc set);
- * finish and free every one at MPI_Finalize. */
+ * error its last start finished with, once (and its communicator, for
+ * the handler); free it if acis's (1, *rc set); finish and free every one
+ * at MPI_Finalize. */
 int acis_pers_setup(void);
 int acis_pers_init(const struct acis_call *c);
 int acis_pers_start(MPI_Request *r, int *rc);
 int acis_pers_poll(MPI_Request r, int wait);
-int acis_pers_err(MPI_Request r);
+int acis_pers_err(MPI_Request r, MPI_Comm *comm);
 int acis_pers_free(MPI_Request *r, int *rc);
+/* Move the requests freed while running, if any: every collective call
+ * and MPI_Comm_free does, so they finish (and give their communicator's
+ * row back) in a program that never waits or tests again. */
+void acis_pers_tidy(void);
 void acis_pers_finalize(void);
 
 /* The progress helper: set up at MPI_Init; a nonblocking collective

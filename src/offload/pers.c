@@ -52,6 +52,8 @@ struct acis_pers {
     struct acis_pers *next;       /* in its bucket, or acis_oc.pers.orphans */
 };
 
+static void orphans(void);
+
 static unsigned bucket(MPI_Request r)
 {
     return (unsigned)r * 2654435761u % BUCKETS;
@@ -275,6 +277,8 @@ int acis_pers_start(MPI_Request *r, int *rc)
     struct acis_pers *p = lookup(*r);
     if (!p)
         return 0;
+    if (acis_oc.pers.orphans)
+        orphans();                /* freed while running: moved here too */
     *rc = start(p);
     pthread_mutex_unlock(&acis_oc.pers.lock);
     return 1;
@@ -301,6 +305,7 @@ static void orphans(void)
             step(p);
         if (!p->live && sizes_in(p)) {
             *pp = p->next;
+            atomic_fetch_sub(&acis_oc.pers.norphans, 1);
             release(p);
         } else {
             pp = &p->next;
@@ -329,12 +334,26 @@ int acis_pers_poll(MPI_Request r, int wait)
     }
 }
 
-int acis_pers_err(MPI_Request r)
+void acis_pers_tidy(void)
+{
+    if (!atomic_load_explicit(&acis_oc.pers.norphans, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&acis_oc.pers.lock);
+    orphans();
+    pthread_mutex_unlock(&acis_oc.pers.lock);
+}
+
+int acis_pers_err(MPI_Request r, MPI_Comm *comm)
 {
     struct acis_pers *p = lookup(r);
     if (!p)
         return MPI_SUCCESS;
     int err = p->err;
+    if (err != MPI_SUCCESS) {     /* reported once: the request is inactive now */
+        p->err = MPI_SUCCESS;
+        atomic_fetch_sub(&acis_oc.pers.failed, 1);
+        *comm = p->c.comm;
+    }
     pthread_mutex_unlock(&acis_oc.pers.lock);
     return err;
 }
@@ -351,11 +370,11 @@ int acis_pers_free(MPI_Request *r, int *rc)
      * into freed memory (its assertion "incomplete >= 0" fired). */
     *rc = MPI_SUCCESS;
     if (p->live)
-        *r = MPI_REQUEST_NULL;
-    else
-        *rc = PMPI_Request_free(r);
-    p->handle = *r;
+        *r = MPI_REQUEST_NULL;    /* the user's; p->handle stays ours */
+    else if ((*rc = PMPI_Request_free(r)) == MPI_SUCCESS)
+        p->handle = MPI_REQUEST_NULL;
     if (p->live || !sizes_in(p)) {
+        atomic_fetch_add(&acis_oc.pers.norphans, 1);
         p->next = acis_oc.pers.orphans;
         acis_oc.pers.orphans = p;
     } else {
@@ -388,6 +407,7 @@ void acis_pers_finalize(void)
         acis_oc.pers.orphans = p->next;
         release(p);
     }
+    atomic_store(&acis_oc.pers.norphans, 0);
     pthread_mutex_unlock(&acis_oc.pers.lock);
     PMPI_Comm_free(&acis_oc.pers.comm);
 }

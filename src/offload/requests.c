@@ -23,14 +23,18 @@ static int move(int n, MPI_Request r[], int wait_all)
     return running;
 }
 
-/* The error of a finished acis request, into its status (MPI_ERR_IN_STATUS
- * calls); returns it. */
+/* The error a finished acis request reports (once), through its
+ * communicator's error handler as MPICH's own do; into its status for the
+ * calls that complete several (MPI_ERR_IN_STATUS).  Returns it. */
 static int err_of(MPI_Request r, MPI_Status *st)
 {
-    int err = acis_pers_err(r);
-    if (err != MPI_SUCCESS && st != MPI_STATUS_IGNORE)
+    MPI_Comm comm = MPI_COMM_NULL;
+    int err = acis_pers_err(r, &comm);
+    if (err == MPI_SUCCESS)
+        return err;
+    if (st != MPI_STATUS_IGNORE)
         st->MPI_ERROR = err;
-    return err;
+    return acis_raise(comm, err);
 }
 
 /* No acis persistent request is running, and none finished with an
@@ -82,7 +86,7 @@ ACIS_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
     MPI_Request r = *request;     /* MPICH nulls a request that is not persistent */
     move(1, request, 1);
     int rc = PMPI_Wait(request, status);
-    return rc == MPI_SUCCESS ? err_of(r, status) : rc;
+    return rc == MPI_SUCCESS ? err_of(r, MPI_STATUS_IGNORE) : rc;
 }
 
 ACIS_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -92,7 +96,7 @@ ACIS_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     MPI_Request r = *request;
     move(1, request, 0);
     int rc = PMPI_Test(request, flag, status);
-    return rc == MPI_SUCCESS && *flag ? err_of(r, status) : rc;
+    return rc == MPI_SUCCESS && *flag ? err_of(r, MPI_STATUS_IGNORE) : rc;
 }
 
 ACIS_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
@@ -109,14 +113,20 @@ ACIS_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *
 static int errs(int n, const MPI_Request r[], const int *idx, MPI_Status st[])
 {
     int rc = MPI_SUCCESS;
+    MPI_Comm first = MPI_COMM_NULL;
     for (int i = 0; i < n; i++) {
-        int k = idx ? idx[i] : i;
-        MPI_Status *s = st == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &st[i];
-        int err = err_of(r[k], s);
-        if (err != MPI_SUCCESS && rc == MPI_SUCCESS)
+        MPI_Comm comm = MPI_COMM_NULL;
+        int err = acis_pers_err(r[idx ? idx[i] : i], &comm);
+        if (st != MPI_STATUSES_IGNORE)
+            st[i].MPI_ERROR = err;
+        if (err == MPI_SUCCESS)
+            continue;
+        if (rc == MPI_SUCCESS) {
             rc = st == MPI_STATUSES_IGNORE ? err : MPI_ERR_IN_STATUS;
+            first = comm;
+        }
     }
-    return rc;
+    return rc == MPI_SUCCESS ? rc : acis_raise(first, rc);   /* once, as MPICH does */
 }
 
 ACIS_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
@@ -150,7 +160,7 @@ ACIS_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
         rc = PMPI_Testany(count, array_of_requests, index, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc == MPI_SUCCESS && *index != MPI_UNDEFINED
-                       ? err_of(array_of_requests[*index], status) : rc;
+                       ? err_of(array_of_requests[*index], MPI_STATUS_IGNORE) : rc;
     }
 }
 
@@ -162,7 +172,7 @@ ACIS_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index,
     move(count, array_of_requests, 0);
     int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
     return rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED
-               ? err_of(array_of_requests[*index], status) : rc;
+               ? err_of(array_of_requests[*index], MPI_STATUS_IGNORE) : rc;
 }
 
 ACIS_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,

@@ -18,6 +18,7 @@
 int acis_offload_run(struct acis_call *c)
 {
     int rc;
+    acis_pers_tidy();                       /* persistent requests freed running */
     acis_comm_reap(0);                      /* rows of communicators freed since */
     if (acis_hier_run(c, &rc))
         return rc;

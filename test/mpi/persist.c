@@ -17,7 +17,16 @@
  * and even ranks, as MPI-4.0 allows: those run in MPICH (reason
  * persistent) and are right.
  *
- * usage: persist [--rounds=N] [--expect-offload] [--assert-comm]
+ * --nomem (with MPIR_CVAR_OFFLOAD_FAULT_NOMEM_NB): starts that fail on
+ * every member return MPI_ERR_NO_MEM through MPI_ERRORS_RETURN, alike on
+ * every rank, once: a second MPI_Wait on the inactive request succeeds.
+ * --orphans: 64 communicators, each with a request started and freed
+ * while running and the communicator freed, with no wait or test call
+ * after: the blocking calls move the freed requests, so their rows come
+ * back and a last communicator still gets one.
+ *
+ * usage: persist [--rounds=N] [--expect-offload] [--assert-comm] [--nomem]
+ *                [--orphans]
  *   --expect-offload  every init was offloaded and every start but the
  *                     first of gatherv and scatterv ran in the switch (the
  *                     counters) */
@@ -240,14 +249,79 @@ static long run_one(enum which w, int own_comm)
     return rounds;
 }
 
+static int finish(int bad)
+{
+    int all;
+    PMPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("persist: %d ranks, %s\n", size, all ? "FAILED" : "all right");
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
+
+/* Starts that fail (injected) fail on every member, report
+ * MPI_ERR_NO_MEM once, and leave the request restartable. */
+static int nomem(void)
+{
+    int a, b, fails = 0;
+    MPI_Request q;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Allreduce_init(&a, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+    for (int round = 0; round < 200; round++) {
+        a = rank + round;
+        b = -1;
+        MPI_Start(&q);
+        int rc = MPI_Wait(&q, MPI_STATUS_IGNORE), mine[2] = { rc != MPI_SUCCESS, 0 }, sum[2];
+        check(rc == MPI_SUCCESS || rc == MPI_ERR_NO_MEM, "error code", round);
+        check(rc != MPI_SUCCESS || b == size * (size - 1) / 2 + size * round, "result", round);
+        mine[1] = MPI_Wait(&q, MPI_STATUS_IGNORE) != MPI_SUCCESS;   /* inactive now */
+        check(!mine[1], "second wait on the inactive request", round);
+        PMPI_Allreduce(mine, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        check(sum[0] == 0 || sum[0] == size, "every member fails alike", round);
+        fails += mine[0];
+    }
+    MPI_Request_free(&q);
+    if (rank == 0)
+        printf("persist: %d of 200 starts failed on every member\n", fails);
+    check(fails > 0, "the injection", 0);
+    return failures;
+}
+
+/* Requests freed while running, on communicators freed after them. */
+static int orphans(void)
+{
+    for (int round = 0; round < 64; round++) {
+        MPI_Comm c;
+        MPI_Request q;
+        int a = rank, b;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Barrier(c);
+        MPI_Allreduce_init(&a, &b, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &q);
+        MPI_Start(&q);
+        MPI_Request_free(&q);
+        MPI_Comm_free(&c);
+    }
+    MPI_Comm last;
+    acis_reason_t why = ACIS_REASON_NONE;
+    MPI_Comm_dup(MPI_COMM_WORLD, &last);
+    MPI_Barrier(last);
+    check(acis_comm_offloaded(last, &why) == 1, "a row after 64 freed requests", (int)why);
+    MPI_Comm_free(&last);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
-    int expect = 0, assert_comm = 0;
+    int expect = 0, assert_comm = 0, mode = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--rounds=", 9) == 0)
             rounds = atoi(argv[i] + 9);
         else if (strcmp(argv[i], "--assert-comm") == 0)
             assert_comm = 1;
+        else if (strcmp(argv[i], "--nomem") == 0)
+            mode = 1;
+        else if (strcmp(argv[i], "--orphans") == 0)
+            mode = 2;
         else if (strcmp(argv[i], "--expect-offload") == 0)
             expect = 1;
         else {
@@ -259,6 +333,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Barrier(MPI_COMM_WORLD);
+    if (mode)
+        return finish(mode == 1 ? nomem() : orphans());
     acis_reset_stats();
     long starts = 0;
     int inits = 0, unordered = 0;

@@ -28,3 +28,10 @@ MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER=strict \
 note "udp, 2 ranks: order asserted on MPI_COMM_WORLD; out of order on another"
 MPIR_CVAR_OFFLOAD_DEVICE=udp run_mpi 2 "$TESTS_DIR/persist" --assert-comm --rounds=20 \
     --expect-offload || fail "udp, asserted order"
+note "shm, 2 ranks: starts without memory fail on every member, once (10 %)"
+MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER=strict \
+    MPIR_CVAR_OFFLOAD_FAULT_NOMEM_NB=0.1 run_mpi 2 "$TESTS_DIR/persist" --nomem ||
+    fail "starts without memory"
+note "shm, 3 ranks: requests freed while running give their rows back"
+MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER=strict \
+    run_mpi 3 "$TESTS_DIR/persist" --orphans || fail "freed while running"
