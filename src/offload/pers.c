@@ -49,6 +49,7 @@ struct acis_pers {
                                      exchanged once, in MPICH (below) */
     uint64_t mine, *sizes;        /* ... this rank's, and every rank's */
     MPI_Request sizes_req;        /* ... the exchange, until it is in */
+    int sizes_lost;               /* ... failed in MPICH: starts run there */
     struct acis_pers *next;       /* in its bucket, or acis_oc.pers.orphans */
 };
 
@@ -100,13 +101,20 @@ static void done(struct acis_pers *p)
     PMPI_Send(NULL, 0, MPI_BYTE, 0, p->tag, acis_oc.pers.comm);
 }
 
-/* The sizes' exchange is in (pers.lock held): 1, or 0. */
+/* The sizes' exchange is in (pers.lock held): 1, or 0.  If MPICH failed
+ * it (an error the user's handler returned), the sizes are not known: the
+ * first start reports the error and every later one runs in MPICH. */
 static int sizes_in(struct acis_pers *p)
 {
-    int flag = 1;
+    int flag = 1, rc = MPI_SUCCESS;
     if (p->sizes_req != MPI_REQUEST_NULL &&
-        PMPI_Test(&p->sizes_req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        flag = 1;                 /* failed: the first start reports it */
+        (rc = PMPI_Test(&p->sizes_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+        flag = 1;
+        p->sizes_req = MPI_REQUEST_NULL;
+        p->sizes_lost = 1;
+        if (p->x.err == MPI_SUCCESS)
+            p->x.err = rc;
+    }
     return flag;
 }
 
@@ -243,7 +251,7 @@ static int start(struct acis_pers *p)
         atomic_fetch_sub(&acis_oc.pers.failed, 1);
     p->err = MPI_SUCCESS;
     atomic_fetch_add(&acis_oc.pers.active, 1);
-    if (p->vsizes && first) {     /* in MPICH while the sizes travel */
+    if (p->vsizes && (first || p->sizes_lost)) {   /* in MPICH while the sizes travel */
         acis_nb_launch_redone(x);
     } else if (acis_exec_link(x) == 0) {
         ACIS_COUNT(persistent_starts, 1);
