@@ -196,16 +196,16 @@ acis_reason_t acis_select(struct acis_call *c)
             .max_bytes = vform ? UINT64_MAX : max_bytes(),
         };
         r = acis_policy(&in);
+        if (r == ACIS_REASON_NONE && in.form == ACIS_FORM_PERSISTENT && !cs->strict_order &&
+            ACIS_CV(OFFLOAD_PERSISTENT_ORDER) != ACIS_PERS_STRICT)
+            r = ACIS_REASON_PERSISTENT;        /* the switch numbers calls as they
+                                                  start: docs/cvars.md */
         if (r == ACIS_REASON_NONE) {
             /* The set-up is a blocking collective: a nonblocking call must
              * return without waiting for the others, so only a blocking
              * one sets a communicator up (or its creation, when eager).
              * The state changes only there, so every member agrees. */
-            if (in.form == ACIS_FORM_PERSISTENT && !cs->strict_order &&
-                ACIS_CV(OFFLOAD_PERSISTENT_ORDER) != ACIS_PERS_STRICT)
-                r = ACIS_REASON_PERSISTENT;    /* the switch numbers calls as
-                                                  they start: docs/cvars.md */
-            else if (cs->state == ACIS_CT_UNKNOWN && in.form != ACIS_FORM_BLOCKING)
+            if (cs->state == ACIS_CT_UNKNOWN && in.form != ACIS_FORM_BLOCKING)
                 r = ACIS_REASON_NOT_SET_UP;
             else
                 r = acis_comm_ready(cs);       /* collective the first time */
