@@ -31,7 +31,8 @@ static int asserts(MPI_Info info)
 }
 
 /* comm's persistent collectives start in order on every rank, as its info
- * (or its parent's, for MPI_Comm_dup) asserts (select.c reads it). */
+ * (or its parent's, for MPI_Comm_dup) asserts (select.c reads it); says
+ * -1: nothing asserted, nothing done. */
 static void strict_order(MPI_Comm comm, int says)
 {
     struct acis_comm *cs;
@@ -53,7 +54,7 @@ static void eager(MPI_Comm newcomm)
     ACIS_API int MPI_##Name PARAMS                                            \
     {                                                                         \
         int rc = PMPI_##Name ARGS;                                            \
-        if (rc == MPI_SUCCESS && (ORDER) >= 0)                                \
+        if (rc == MPI_SUCCESS)                                                \
             strict_order(*(NEWCOMM), (ORDER));                                \
         if (rc == MPI_SUCCESS && acis_oc.eager)                               \
             eager(*(NEWCOMM));                                                \

@@ -284,7 +284,6 @@ void acis_nb_launch_redone(struct acis_exec *x)
 {
     struct acis_call d = x->c;
     d.req = &x->inner;
-    d.coll = x->c.coll;
     x->inner = MPI_REQUEST_NULL;
     acis_helper_enter();                     /* left at completion, as any */
     if ((x->err = acis_call_redo(&d)) != MPI_SUCCESS)
