@@ -12,8 +12,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -107,49 +105,6 @@ out:
     return fd;
 }
 
-static int loopback(const struct sockaddr *a)
-{
-    if (a->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
-    const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
-    return IN6_IS_ADDR_LOOPBACK(x) ||
-           (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
-}
-
-/* This host's first address others may reach: its name's, else an up
- * interface's (IPv4).  0, or -1 if it has none but loopback. */
-static int pick_address(struct sockaddr_storage *out, socklen_t *len)
-{
-    char host[256];
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res, *r;
-    if (gethostname(host, sizeof host) == 0 && getaddrinfo(host, "9", &hints, &res) == 0) {
-        for (r = res; r; r = r->ai_next)
-            if ((r->ai_family == AF_INET || r->ai_family == AF_INET6) && !loopback(r->ai_addr))
-                break;
-        if (r) {
-            memcpy(out, r->ai_addr, r->ai_addrlen);
-            *len = r->ai_addrlen;
-        }
-        freeaddrinfo(res);
-        if (r)
-            return 0;
-    }
-    struct ifaddrs *ifs, *i;                 /* the name says loopback: any interface */
-    if (getifaddrs(&ifs) != 0)
-        return -1;
-    for (i = ifs; i; i = i->ifa_next)
-        if (i->ifa_addr && (i->ifa_flags & IFF_UP) && i->ifa_addr->sa_family == AF_INET &&
-            !loopback(i->ifa_addr))
-            break;
-    if (i) {
-        memcpy(out, i->ifa_addr, sizeof(struct sockaddr_in));
-        ((struct sockaddr_in *)out)->sin_port = htons(9);
-        *len = sizeof(struct sockaddr_in);
-    }
-    freeifaddrs(ifs);
-    return i ? 0 : -1;
-}
-
 /* An address to bind near: the switch's, or for an RDMA endpoint (no IP
  * address) one of this host's that other hosts can reach -- its name's,
  * else an interface's; loopback only if it has nothing else (one node). */
@@ -159,7 +114,7 @@ static int toward(const char *switch_addr, struct sockaddr_storage *sw, socklen_
     struct acis_ib_addr ib;
     if (acis_ib_addr_parse(switch_addr, &ib) != 0)
         return acis_addr_parse(switch_addr, sw, len, why, whylen);
-    if (pick_address(sw, len) == 0)
+    if (acis_host_address(sw, len) == 0)
         return 0;
     struct sockaddr_in *lo = (struct sockaddr_in *)sw;
     memset(sw, 0, sizeof *sw);

@@ -1,17 +1,21 @@
 /* net.c -- "HOST:PORT" addresses (IPv4, [IPv6] or names) to socket
  * addresses and back, socket buffer sizing, and the text form of RDMA
- * endpoints ("LID/QPN", "GID/QPN"); shared by the channels, the switches,
+ * endpoints ("LID/QPN", "GID/QPN"), and the address by which other hosts
+ * reach this one; shared by the channels, the switches,
  * the CVAR parser and acis-info. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -57,6 +61,14 @@ int acis_addr_same(const struct sockaddr_storage *a, const struct sockaddr_stora
            memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
 }
 
+int acis_addr_wildcard(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
+    return a->ss_family == AF_INET6 &&
+           IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr);
+}
+
 void acis_addr_format(const struct sockaddr *a, socklen_t len, char *out, size_t outlen)
 {
     char host[128], port[16];
@@ -66,6 +78,47 @@ void acis_addr_format(const struct sockaddr *a, socklen_t len, char *out, size_t
         return;
     }
     snprintf(out, outlen, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+int acis_addr_loopback(const struct sockaddr *a)
+{
+    if (a->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+    const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(x) ||
+           (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+}
+
+int acis_host_address(struct sockaddr_storage *out, socklen_t *len)
+{
+    char host[256];
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res, *r;
+    if (gethostname(host, sizeof host) == 0 && getaddrinfo(host, "9", &hints, &res) == 0) {
+        for (r = res; r; r = r->ai_next)
+            if ((r->ai_family == AF_INET || r->ai_family == AF_INET6) && !acis_addr_loopback(r->ai_addr))
+                break;
+        if (r) {
+            memcpy(out, r->ai_addr, r->ai_addrlen);
+            *len = r->ai_addrlen;
+        }
+        freeaddrinfo(res);
+        if (r)
+            return 0;
+    }
+    struct ifaddrs *ifs, *i;                 /* the name says loopback: any interface */
+    if (getifaddrs(&ifs) != 0)
+        return -1;
+    for (i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && (i->ifa_flags & IFF_UP) && i->ifa_addr->sa_family == AF_INET &&
+            !acis_addr_loopback(i->ifa_addr))
+            break;
+    if (i) {
+        memcpy(out, i->ifa_addr, sizeof(struct sockaddr_in));
+        ((struct sockaddr_in *)out)->sin_port = htons(9);
+        *len = sizeof(struct sockaddr_in);
+    }
+    freeifaddrs(ifs);
+    return i ? 0 : -1;
 }
 
 int acis_sock_buffers(int fd, int bytes)

@@ -159,6 +159,17 @@ int acis_addr_same(const struct sockaddr_storage *a, const struct sockaddr_stora
 void acis_addr_format(const struct sockaddr *a, unsigned int len, char *out,
                       size_t outlen);
 
+/* 1 if a is a loopback address (127/8, ::1, ::ffff:127.x). */
+int acis_addr_loopback(const struct sockaddr *a);
+
+/* 1 if a is the wildcard address (0.0.0.0 or ::). */
+int acis_addr_wildcard(const struct sockaddr_storage *a);
+
+/* This host's first address other hosts may reach: what its name resolves
+ * to, else the first up IPv4 interface's; never loopback.  Port 9 (set
+ * the one you need).  0, or -1 if the host has only loopback. */
+int acis_host_address(struct sockaddr_storage *out, unsigned int *len);
+
 /* Ask for bytes of send and receive buffer; returns the receive buffer the
  * kernel granted (its accounting size). */
 int acis_sock_buffers(int fd, int bytes);
