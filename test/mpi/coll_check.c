@@ -7,6 +7,7 @@
  * usage: coll_check [--matrix=full|quick] [--counts=N,N,...]
  *                   [--offload=COLL,...] [--offload-nb=COLL,...] [--trace]
  *                   [--colls=COLL,...] [--offloaded=COMM,...] [--may-redo]
+ *                   [--setup-may-fail]
  *   --offload     blocking collectives this build offloads (barrier, bcast,
  *                 reduce, allreduce, gather, scatter, allgather,
  *                 reduce_scatter, reduce_scatter_block, scan, exscan)
@@ -17,7 +18,13 @@
  *                 must run in MPICH, reason persistent)
  *   --colls       run only these entry points (e.g. allreduce,ireduce)
  *   --offloaded   the communicators (world, reversed, halves) that must have
- *                 a switch row; every other one must not
+ *                 a switch row; every other one must not.  Without it, when
+ *                 --offload names anything, no communicator may be refused
+ *                 a row (reason comm_setup), nor the job be without a
+ *                 switch (no_device): else a switch that refused every
+ *                 row, or never answered, would pass, each call
+ *                 "expected" in MPICH
+ *   --setup-may-fail  rows may be refused (injected set-up failures)
  *   --may-redo    offloaded calls may be redone in MPICH (a rank abstains):
  *                 skip the cases MPICH 4.0.2 gets wrong even when offloaded */
 #include <stdint.h>
@@ -39,6 +46,7 @@ static struct {
     int offload[ACIS_COLL_COUNT];        /* by entry point */
     int only[ACIS_COLL_COUNT], restrict_colls;
     int may_redo;
+    int setup_may_fail;                  /* --setup-may-fail */
     int strict;                          /* persistent starts in order */
     const char *offloaded;    /* --offloaded, NULL: not checked */
     int rank;
@@ -97,6 +105,8 @@ static void parse_args(int argc, char **argv)
             opt.offloaded = argv[i] + 12;
         } else if (strcmp(argv[i], "--may-redo") == 0) {
             opt.may_redo = 1;
+        } else if (strcmp(argv[i], "--setup-may-fail") == 0) {
+            opt.setup_may_fail = 1;
         } else if (strncmp(argv[i], "--colls=", 8) == 0) {
             parse_list(argv[i] + 8, 0, opt.only);
             opt.restrict_colls = 1;
@@ -570,9 +580,19 @@ static void mixed_types_case(struct tcase *k)
 }
 
 /* With --offloaded: comm (key) has a row exactly when the list names it,
- * so a library that refused every communicator cannot pass. */
-static void check_offloaded(const char *key, const char *name, int offl)
+ * so a library that refused every communicator cannot pass; without it,
+ * no communicator may be refused its row (but with --setup-may-fail). */
+static void check_offloaded(const char *key, const char *name, int offl, acis_reason_t why)
 {
+    int any = 0;
+    for (int c = 0; c < ACIS_COLL_COUNT; c++)
+        any |= opt.offload[c];
+    if (!opt.offloaded && any && !opt.setup_may_fail &&
+        (why == ACIS_REASON_COMM_SETUP || why == ACIS_REASON_NO_DEVICE)) {
+        opt.failures++;
+        fprintf(stderr, "coll_check[%d]: FAIL %s has no switch row: %s\n", opt.rank, name,
+                acis_reason_name(why));
+    }
     if (!opt.offloaded)
         return;
     size_t l = strlen(key);
@@ -591,7 +611,8 @@ static void for_comm(MPI_Comm comm, const char *key, const char *name)
     struct tcase k = { .comm = comm, .commname = name };
     MPI_Comm_size(comm, &k.size);
     MPI_Comm_rank(comm, &k.rank);
-    check_offloaded(key, name, acis_comm_offloaded(comm, &k.comm_reason) == 1);
+    int offl = acis_comm_offloaded(comm, &k.comm_reason) == 1;
+    check_offloaded(key, name, offl, k.comm_reason);
 
     for (int c = 0; c < ACIS_COLL_COUNT; c++) {
         if (opt.restrict_colls && !opt.only[c])
