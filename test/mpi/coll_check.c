@@ -7,7 +7,6 @@
  * usage: coll_check [--matrix=full|quick] [--counts=N,N,...]
  *                   [--offload=COLL,...] [--offload-nb=COLL,...] [--trace]
  *                   [--colls=COLL,...] [--offloaded=COMM,...] [--may-redo]
- *                   [--setup-may-fail]
  *   --offload     blocking collectives this build offloads (barrier, bcast,
  *                 reduce, allreduce, gather, scatter, allgather,
  *                 reduce_scatter, reduce_scatter_block, scan, exscan)
@@ -24,7 +23,6 @@
  *                 switch (no_device): else a switch that refused every
  *                 row, or never answered, would pass, each call
  *                 "expected" in MPICH
- *   --setup-may-fail  rows may be refused (injected set-up failures)
  *   --may-redo    offloaded calls may be redone in MPICH (a rank abstains):
  *                 skip the cases MPICH 4.0.2 gets wrong even when offloaded */
 #include <stdint.h>
@@ -46,7 +44,6 @@ static struct {
     int offload[ACIS_COLL_COUNT];        /* by entry point */
     int only[ACIS_COLL_COUNT], restrict_colls;
     int may_redo;
-    int setup_may_fail;                  /* --setup-may-fail */
     int strict;                          /* persistent starts in order */
     const char *offloaded;    /* --offloaded, NULL: not checked */
     int rank;
@@ -105,8 +102,7 @@ static void parse_args(int argc, char **argv)
             opt.offloaded = argv[i] + 12;
         } else if (strcmp(argv[i], "--may-redo") == 0) {
             opt.may_redo = 1;
-        } else if (strcmp(argv[i], "--setup-may-fail") == 0) {
-            opt.setup_may_fail = 1;
+
         } else if (strncmp(argv[i], "--colls=", 8) == 0) {
             parse_list(argv[i] + 8, 0, opt.only);
             opt.restrict_colls = 1;
@@ -581,13 +577,13 @@ static void mixed_types_case(struct tcase *k)
 
 /* With --offloaded: comm (key) has a row exactly when the list names it,
  * so a library that refused every communicator cannot pass; without it,
- * no communicator may be refused its row (but with --setup-may-fail). */
+ * no communicator may be refused its row. */
 static void check_offloaded(const char *key, const char *name, int offl, acis_reason_t why)
 {
     int any = 0;
     for (int c = 0; c < ACIS_COLL_COUNT; c++)
         any |= opt.offload[c];
-    if (!opt.offloaded && any && !opt.setup_may_fail &&
+    if (!opt.offloaded && any &&
         (why == ACIS_REASON_COMM_SETUP || why == ACIS_REASON_NO_DEVICE)) {
         opt.failures++;
         fprintf(stderr, "coll_check[%d]: FAIL %s has no switch row: %s\n", opt.rank, name,
