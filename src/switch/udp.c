@@ -300,6 +300,11 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
                          "the same --tables", parent, acis_get32(p + 16), u->o.tables);
                 return -1;
             }
+            if (acis_get32(p + 8) != u->o.payload) {  /* a row's segments fit both */
+                snprintf(err, errlen, "switch %s has %u-byte packets, this one %u: give "
+                         "both the same --payload", parent, acis_get32(p + 8), u->o.payload);
+                return -1;
+            }
             u->parent = to;
             acis_sw_set_parent(u->core, acis_get32(p + 28));
             *port = acis_get32(p + 4);
