@@ -44,22 +44,8 @@ switch_on_sw1() {   # switch_on_sw1 ARGS...: (re)start acis-switchd there; sets 
     ip netns pids "${CLUSTER}sw1" | xargs -r kill 2>/dev/null || true
     sleep 0.2
     : >"$tmp/sw.out"
-    (exec >"$tmp/sw.out" 2>&1 </dev/null; on sw1 "$build/src/switch/acis-switchd" \
-        --listen "$(addr sw1):0" "$@") &
-    sw=
-    for i in $(seq 50); do
-        sw=$(sed -n 's/^acis-switchd: listening on //p' "$tmp/sw.out")
-        [ -n "$sw" ] && break
-        sleep 0.1
-    done
-    [ -n "$sw" ] || { cat "$tmp/sw.out" >&2; exit 1; }
-}
-
-# snmp HOST SECTION FIELD: a kernel counter of HOST's namespace.
-snmp() {
-    on "$1" cat /proc/net/snmp | awk -v s="$2:" -v f="$3" '
-        $1 == s && !n { for (i = 2; i <= NF; i++) col[$i] = i; n = 1; next }
-        $1 == s { print $(col[f]) }'
+    sw=$(switchd_on sw1 "$tmp/sw.out" "$build/src/switch/acis-switchd" \
+        --listen "$(addr sw1):0" "$@") || exit 1
 }
 
 if [ -n "$payloads" ]; then
@@ -82,15 +68,19 @@ if [ -n "$payloads" ]; then
         t1=$(date +%s.%N)
         f1=$(snmp sw1 Ip FragCreates)
         x1=$(( $(snmp h1 Ip ReasmFails) + $(snmp h2 Ip ReasmFails) ))
-        echo "| $pl | $((f1 - f0)) | $((x1 - x0)) | $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s", b - a }') |"
+        secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s", b - a }')
+        echo "| $pl | $((f1 - f0)) | $((x1 - x0)) | $secs |"
     done
     exit 0
 fi
 
 switch_on_sw1
 
-mpi_name() {   # allreduce -> MPI_Allreduce
-    echo "$1" | awk '{ print "MPI_" toupper(substr($1, 1, 1)) substr($1, 2) }'
+mpi_name() {   # mpi_name COLL: its row of acis's statistics (lat's reduce_scatter is _block)
+    case $1 in
+    reduce_scatter) echo MPI_Reduce_scatter_block ;;
+    *) echo "$1" | awk '{ print "MPI_" toupper(substr($1, 1, 1)) substr($1, 2) }' ;;
+    esac
 }
 
 # run CONFIG COLL ROUND: lat at every size; $tmp/CONFIG-COLL-ROUND holds
@@ -118,7 +108,8 @@ run() {
 }
 
 echo "# acis-udp through acis-switchd on sw1 vs MPICH over TCP, 2 hosts x 1 rank"
-echo "# $(date -u +%Y-%m-%d), $(nproc) cores, MTU 1500 veth links, median of $rounds alternated rounds (us)"
+echo "# $(date -u +%Y-%m-%d), $(nproc) cores, MTU 1500 veth links," \
+    "median of $rounds alternated rounds (us)"
 echo "# command: bench/cluster.sh $*"
 for round in $(seq "$rounds"); do
     for coll in $(echo "$colls" | tr , ' '); do

@@ -32,29 +32,6 @@ printf 'h1:2\nh2:2\n' >"$TMPD/hosts"
 SWITCHD="$top_builddir/src/switch/acis-switchd"
 INFO="$top_builddir/tools/acis-info"
 
-# snmp HOST FIELD: the kernel's Ip counter FIELD (FragCreates, ReasmOKs...)
-# in HOST's namespace.
-snmp() {
-    on "$1" cat /proc/net/snmp | awk -v f="$2" '
-        $1 == "Ip:" && !n { for (i = 2; i <= NF; i++) col[$i] = i; n = 1; next }
-        $1 == "Ip:" { print $(col[f]) }'
-}
-
-# switchd_on HOST TAG ARGS...: acis-switchd ARGS on HOST; prints its address.
-switchd_on() {
-    sd_h=$1 sd_t=$2; shift 2
-    # (a subshell's exec, not a redirected function call: dash would keep
-    # the command substitution's pipe open in the daemon's shell)
-    (exec >"$TMPD/sw$sd_t.out" 2>&1 </dev/null; on "$sd_h" "$SWITCHD" "$@") &
-    for i in $(seq 50); do
-        sd_a=$(sed -n 's/^acis-switchd: listening on //p' "$TMPD/sw$sd_t.out")
-        [ -n "$sd_a" ] && { echo "$sd_a"; return 0; }
-        sleep 0.1
-    done
-    cat "$TMPD/sw$sd_t.out" >&2
-    return 1
-}
-
 stats() { on h1 "$INFO" --switch "$1" >"$2" || fail "acis-info --switch $1"; }
 val() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 idle() {
@@ -75,23 +52,24 @@ MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_VERBOSE=1 \
 grep 'hier_check' "$TMPD/hier"
 
 note "every collective, 2 hosts x 2 ranks, embedded switch, 1 % loss"
-r0=$(snmp h2 ReasmOKs)
+r0=$(snmp h2 Ip ReasmOKs)
 MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_FAULT_DROP=0.01 \
     cluster_mpiexec -f "$TMPD/hosts" -n 4 "$TESTS_DIR/coll_check" --offload=$ALL \
         --offload-nb=$ALL --matrix=quick --counts=5,3000 ||
     fail "coll_check across hosts"
-r1=$(snmp h2 ReasmOKs)
+r1=$(snmp h2 Ip ReasmOKs)
 [ "$r1" -gt "$r0" ] || fail "no datagram from h1 was reassembled on h2 ($r0 -> $r1)"
 echo "ok: $((r1 - r0)) datagrams reassembled from fragments on h2"
 
 note "acis-switchd on sw1, 65000-byte segments"
-a1=$(switchd_on sw1 1 --listen "$(addr sw1):0" --payload 65000 --links 2) || fail "no switch on sw1"
-f0=$(snmp sw1 FragCreates)
+a1=$(switchd_on sw1 "$TMPD/sw1.out" "$SWITCHD" --listen "$(addr sw1):0" --payload 65000 \
+    --links 2) || fail "no switch on sw1"
+f0=$(snmp sw1 Ip FragCreates)
 MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$a1 \
     cluster_mpiexec -f "$TMPD/hosts" -n 4 "$TESTS_DIR/coll_check" --offload=$ALL \
         --offload-nb=$ALL --matrix=quick --counts=5,3000 ||
     fail "coll_check on acis-switchd at $a1"
-f1=$(snmp sw1 FragCreates)
+f1=$(snmp sw1 Ip FragCreates)
 [ "$f1" -gt "$f0" ] || fail "sw1 cut no datagram into fragments"
 stats "$a1" "$TMPD/s1"
 [ "$(val seg_allreduce "$TMPD/s1")" -gt 0 ] || fail "no allreduce segments at sw1"
@@ -103,8 +81,10 @@ note "sw2 linked to sw1 (--uplink); h1 on sw1, h2 on sw2"
 # rows would be refused at every set-up).
 on sw2 "$SWITCHD" --listen "$(addr sw2):0" --uplink "$a1" >"$TMPD/mismatch" 2>&1 &&
     fail "sw2 linked with 16384-byte packets under sw1's 65000"
-grep -q 'give both the same --payload' "$TMPD/mismatch" || { cat "$TMPD/mismatch"; fail "no reason"; }
-a2=$(switchd_on sw2 2 --listen "$(addr sw2):0" --payload 65000 --uplink "$a1") ||
+grep -q 'give both the same --payload' "$TMPD/mismatch" ||
+    { cat "$TMPD/mismatch"; fail "no reason"; }
+a2=$(switchd_on sw2 "$TMPD/sw2.out" "$SWITCHD" --listen "$(addr sw2):0" --payload 65000 \
+    --uplink "$a1") ||
     fail "sw2 did not link"
 NOSCAN=barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv
 NOSCAN=$NOSCAN,reduce_scatter,reduce_scatter_block

@@ -12,6 +12,12 @@
 #   cluster_mpiexec ARG... MPICH's launcher (give -f HOSTFILE), started on
 #                          the first host, reaching every other one as over ssh,
 #                          through test/cluster/launch
+#   switchd_on HOST OUT SWITCHD ARG...
+#                          start acis-switchd (path SWITCHD) on HOST in the
+#                          background, output in OUT; prints the address
+#                          it listens on (fails after 5 s)
+#   snmp HOST SECTION FIELD  a kernel counter of HOST (/proc/net/snmp:
+#                          Ip FragCreates, Ip ReasmOKs, Udp RcvbufErrors...)
 #   cluster_down           remove every namespace, process and file made
 #
 # Names start with CLUSTER (acis<pid>), so runs side by side never meet.
@@ -40,7 +46,10 @@ cluster_up() {
         ip -n "${CLUSTER}net" link set br0 up || return 1
     i=0
     for h in "$@"; do
-        case "$h" in [a-z]*) ;; *) echo "cluster_up: '$h' must start with a letter" >&2; return 1 ;; esac
+        case "$h" in
+        [a-z]*) ;;
+        *) echo "cluster_up: '$h' must start with a letter" >&2; return 1 ;;
+        esac
         i=$((i + 1))
         ns=$CLUSTER$h
         ip netns add "$ns" &&
@@ -84,6 +93,26 @@ cluster_mpiexec() {
     cm_first=${cm_first%% *}
     on "$cm_first" timeout -k 10 "${ACIS_TEST_TIMEOUT:-900}" "${MPIEXEC:-mpiexec.mpich}" \
         -launcher ssh -launcher-exec "$CLUSTER_DIR/launch" -iface eth0 "$@"
+}
+
+switchd_on() {
+    sd_h=$1 sd_o=$2; shift 2
+    # (a subshell's exec, not a redirected function call: dash would keep
+    # a caller's command substitution pipe open in the daemon's shell)
+    (exec >"$sd_o" 2>&1 </dev/null; on "$sd_h" "$@") &
+    for sd_i in $(seq 50); do
+        sd_a=$(sed -n 's/^acis-switchd: listening on //p' "$sd_o")
+        [ -n "$sd_a" ] && { echo "$sd_a"; return 0; }
+        sleep 0.1
+    done
+    cat "$sd_o" >&2
+    return 1
+}
+
+snmp() {
+    on "$1" cat /proc/net/snmp | awk -v s="$2:" -v f="$3" '
+        $1 == s && !n { for (i = 2; i <= NF; i++) col[$i] = i; n = 1; next }
+        $1 == s { print $(col[f]) }'
 }
 
 cluster_down() {
