@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <time.h>
 
 #include "mpid/dev.h"
@@ -344,36 +342,6 @@ out:
     return rc;
 }
 
-/* The address other ranks send to: a switch bound to every interface
- * (0.0.0.0 or ::, a job across nodes) is announced at this host's own
- * address (acis_host_address: its name's, else an interface's), since a
- * wildcard sent from another host would reach that host's loopback.  0,
- * or -1 with why if this host has no address but loopback. */
-static int announce(const char *bound, char *addr, size_t addrlen, char *why, size_t whylen)
-{
-    struct sockaddr_storage a, host;
-    socklen_t len, hlen;
-    if (acis_addr_parse(bound, &a, &len, why, whylen) != 0)
-        return -1;
-    if (!acis_addr_wildcard(&a)) {
-        snprintf(addr, addrlen, "%s", bound);
-        return 0;
-    }
-    if (acis_host_address(&host, &hlen) != 0) {
-        snprintf(why, whylen, "the embedded switch serves other nodes, but this host "
-                 "has no address but loopback");
-        return -1;
-    }
-    uint16_t port = a.ss_family == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
-                                           : ((struct sockaddr_in6 *)&a)->sin6_port;
-    if (host.ss_family == AF_INET)
-        ((struct sockaddr_in *)&host)->sin_port = port;
-    else
-        ((struct sockaddr_in6 *)&host)->sin6_port = port;
-    acis_addr_format((struct sockaddr *)&host, hlen, addr, addrlen);
-    return 0;
-}
-
 int acis_dev_embed_start(const char *listen, const struct acis_sw_opts *o, int spin,
                          char *addr, size_t addrlen, char *why, size_t whylen)
 {
@@ -386,10 +354,7 @@ int acis_dev_embed_start(const char *listen, const struct acis_sw_opts *o, int s
         acis_dev.embedded = NULL;
         return -1;
     }
-    if (announce(acis_udpsw_address(acis_dev.embedded), addr, addrlen, why, whylen) != 0) {
-        acis_dev_embed_stop();
-        return -1;
-    }
+    snprintf(addr, addrlen, "%s", acis_udpsw_address(acis_dev.embedded));
     return 0;
 }
 

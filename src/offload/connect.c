@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "mpid/device.h"
@@ -20,11 +22,31 @@
 
 #define ADDR_LEN ACIS_CVAR_STRLEN
 
-/* Where the embedded switch listens: loopback when the whole job is on
- * this node, else every interface (the job key keeps other jobs out). */
-static const char *embed_listen(int local_ranks)
+/* Where the embedded switch listens, any free port: loopback when the
+ * whole job is on this node, else the address other nodes reach this one
+ * at (acis_host_address: what its name resolves to, else its first
+ * interface's), so that the address announced is the one its answers
+ * come from (a wildcard 0.0.0.0 announced sent other nodes' HELLOs to
+ * their own loopback).  0, or -1 with why. */
+static int embed_listen(int local_ranks, char *out, size_t outlen, char *why, size_t whylen)
 {
-    return local_ranks == acis_oc.world_size ? "127.0.0.1:0" : "0.0.0.0:0";
+    struct sockaddr_storage a;
+    socklen_t len;
+    if (local_ranks == acis_oc.world_size) {
+        snprintf(out, outlen, "127.0.0.1:0");
+        return 0;
+    }
+    if (acis_host_address(&a, &len) != 0) {
+        snprintf(why, whylen, "the job spans nodes, but rank 0's host has no address "
+                 "but loopback for the embedded switch");
+        return -1;
+    }
+    if (a.ss_family == AF_INET)
+        ((struct sockaddr_in *)&a)->sin_port = 0;
+    else
+        ((struct sockaddr_in6 *)&a)->sin6_port = 0;
+    acis_addr_format((struct sockaddr *)&a, len, out, outlen);
+    return 0;
 }
 
 /* Spin while every spinning thread on this node has a core. */
@@ -110,8 +132,10 @@ static int start_udp_switch(int local, char *addr, char *why, size_t whylen)
         struct acis_sw_opts o = embedded_opts(local);
         o.faults = fault_rates();
         o.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 7919 + 104729;
-        if (acis_dev_embed_start(embed_listen(local), &o, decide_spin(local, 1), addr,
-                                 ADDR_LEN, why, whylen) == 0)
+        char listen[ADDR_LEN];
+        if (embed_listen(local, listen, sizeof listen, why, whylen) == 0 &&
+            acis_dev_embed_start(listen, &o, decide_spin(local, 1), addr, ADDR_LEN, why,
+                                 whylen) == 0)
             acis_oc.embedded = 1;
         else
             failed = 1;

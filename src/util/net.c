@@ -61,14 +61,6 @@ int acis_addr_same(const struct sockaddr_storage *a, const struct sockaddr_stora
            memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
 }
 
-int acis_addr_wildcard(const struct sockaddr_storage *a)
-{
-    if (a->ss_family == AF_INET)
-        return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
-    return a->ss_family == AF_INET6 &&
-           IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr);
-}
-
 void acis_addr_format(const struct sockaddr *a, socklen_t len, char *out, size_t outlen)
 {
     char host[128], port[16];

@@ -162,9 +162,6 @@ void acis_addr_format(const struct sockaddr *a, unsigned int len, char *out,
 /* 1 if a is a loopback address (127/8, ::1, ::ffff:127.x). */
 int acis_addr_loopback(const struct sockaddr *a);
 
-/* 1 if a is the wildcard address (0.0.0.0 or ::). */
-int acis_addr_wildcard(const struct sockaddr_storage *a);
-
 /* This host's first address other hosts may reach: what its name resolves
  * to, else the first up IPv4 interface's; never loopback.  Port 9 (set
  * the one you need).  0, or -1 if the host has only loopback. */
