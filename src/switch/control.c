@@ -23,10 +23,18 @@ static int port_free(const struct acis_sw *sw, uint32_t p, uint32_t j)
 }
 
 /* A switch below asks for a link port (a retry gets the same one); only
- * as many as --links allows. */
-static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_hdr *h)
+ * as many as --links allows, and only to a switch whose packets and table
+ * rows, if it tells them (world_size, the flags' high half), are this
+ * one's: a fabric's rows must fit every switch of theirs alike.  A refusal
+ * (JOB_MISMATCH) takes no port. */
+static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_hdr *h,
+                       const uint8_t *payload)
 {
-    uint32_t p;
+    uint32_t p, pl = acis_get32(payload), rows = acis_get32(payload + 4) >> 16;
+    if ((pl && pl != sw->o.payload) || (rows && rows != sw->o.tables)) {
+        sw_welcome(sw, ACIS_PORT_SERVICE, peer, h, ACIS_ST_JOB_MISMATCH);
+        return;
+    }
     for (p = 0; p < sw->o.ports; p++)
         if (sw->ports[p].in_use && sw->ports[p].link && sw->ports[p].rank == h->src) {
             sw_welcome(sw, p, peer, h, ACIS_ST_OK);
@@ -75,7 +83,7 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
 {
     uint32_t world = acis_get32(payload);
     if (port == ACIS_PORT_SERVICE && (acis_get32(payload + 4) & ACIS_HELLO_SWITCH)) {
-        link_hello(sw, peer, h);
+        link_hello(sw, peer, h, payload);
         return;
     }
     if (port != ACIS_PORT_SERVICE || world == 0 || world > MAX_WORLD || h->src >= world) {

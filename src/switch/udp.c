@@ -272,7 +272,8 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
         .seq = 1, .src = me,
     };
     acis_hdr_encode(&h, q);
-    acis_put32(q + ACIS_HDR_LEN + 4, ACIS_HELLO_SWITCH);
+    acis_put32(q + ACIS_HDR_LEN, u->o.payload);            /* what the parent checks */
+    acis_put32(q + ACIS_HDR_LEN + 4, ACIS_HELLO_SWITCH | (u->o.tables & 0xffffu) << 16);
     acis_hdr_seal(q, q + ACIS_HDR_LEN, ACIS_HELLO_LEN);
     uint64_t end = acis_now_ns() + (uint64_t)timeout_ms * 1000000;
     while (acis_now_ns() < end) {
@@ -291,18 +292,15 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
                 ACIS_OPC_KIND(w.opcode) != ACIS_K_WELCOME || w.seq != 1)
                 continue;                      /* hosts try again once we serve */
             const uint8_t *p = a + ACIS_HDR_LEN;
-            if (acis_get32(p) != ACIS_ST_OK) {
+            uint32_t st = acis_get32(p);
+            if (st == ACIS_ST_JOB_MISMATCH) {  /* it checked our HELLO: no port taken */
+                snprintf(err, errlen, "switch %s has %u-byte packets and %u table rows, this "
+                         "one %u and %u: give both the same --payload and --tables", parent,
+                         acis_get32(p + 8), acis_get32(p + 16), u->o.payload, u->o.tables);
+                return -1;
+            }
+            if (st != ACIS_ST_OK) {
                 snprintf(err, errlen, "switch %s has no free port for a link", parent);
-                return -1;
-            }
-            if (acis_get32(p + 16) != u->o.tables) {   /* rows are numbered alike */
-                snprintf(err, errlen, "switch %s has %u table rows, this one %u: give both "
-                         "the same --tables", parent, acis_get32(p + 16), u->o.tables);
-                return -1;
-            }
-            if (acis_get32(p + 8) != u->o.payload) {  /* a row's segments fit both */
-                snprintf(err, errlen, "switch %s has %u-byte packets, this one %u: give "
-                         "both the same --payload", parent, acis_get32(p + 8), u->o.payload);
                 return -1;
             }
             u->parent = to;

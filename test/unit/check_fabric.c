@@ -831,10 +831,21 @@ START_TEST(link_protocol)
     ck_assert_uint_eq(counter(sw, ACIS_SWC_tables_in_use), 0);
     feed_seq = 1;
 
+    /* a link whose packets or table rows differ from this switch's is
+     * refused and takes no port (the one allowed is still free below) */
+    acis_put32(pl, o.payload + 1);
+    acis_put32(pl + 4, ACIS_HELLO_SWITCH | o.tables << 16);
+    feed(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 0, 0x1233, 0, pl, ACIS_HELLO_LEN);
+    ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_JOB_MISMATCH);
+    acis_put32(pl, o.payload);
+    acis_put32(pl + 4, ACIS_HELLO_SWITCH | (o.tables + 1) << 16);
+    feed(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 0, 0x1232, 0, pl, ACIS_HELLO_LEN);
+    ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_JOB_MISMATCH);
+
     /* a link: one allowed, a second refused; a malformed job claim on it
      * is refused without taking a job entry */
-    memset(pl, 0, 8);
-    acis_put32(pl + 4, ACIS_HELLO_SWITCH);
+    acis_put32(pl, o.payload);
+    acis_put32(pl + 4, ACIS_HELLO_SWITCH | o.tables << 16);
     feed(sw, ACIS_PORT_SERVICE, ACIS_K_HELLO, 0, 0x1234, 0, pl, ACIS_HELLO_LEN);
     ck_assert_uint_eq(l.status[l.n - 1], ACIS_ST_OK);
     uint32_t link = l.port[l.n - 1];
