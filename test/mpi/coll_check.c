@@ -18,11 +18,11 @@
  *   --colls       run only these entry points (e.g. allreduce,ireduce)
  *   --offloaded   the communicators (world, reversed, halves) that must have
  *                 a switch row; every other one must not.  Without it, when
- *                 --offload names anything, no communicator may be refused
- *                 a row (reason comm_setup), nor the job be without a
- *                 switch (no_device): else a switch that refused every
- *                 row, or never answered, would pass, each call
- *                 "expected" in MPICH
+ *                 --offload names anything, no communicator may be without
+ *                 a row because the switch refused it (comm_setup,
+ *                 table_full), never answered (no_device) or failed
+ *                 (device_failed, broken): else such a run would pass,
+ *                 each call "expected" in MPICH
  *   --may-redo    offloaded calls may be redone in MPICH (a rank abstains):
  *                 skip the cases MPICH 4.0.2 gets wrong even when offloaded */
 #include <stdint.h>
@@ -584,7 +584,9 @@ static void check_offloaded(const char *key, const char *name, int offl, acis_re
     for (int c = 0; c < ACIS_COLL_COUNT; c++)
         any |= opt.offload[c];
     if (!opt.offloaded && any &&
-        (why == ACIS_REASON_COMM_SETUP || why == ACIS_REASON_NO_DEVICE)) {
+        (why == ACIS_REASON_COMM_SETUP || why == ACIS_REASON_NO_DEVICE ||
+         why == ACIS_REASON_TABLE_FULL || why == ACIS_REASON_DEVICE_FAILED ||
+         why == ACIS_REASON_BROKEN)) {
         opt.failures++;
         fprintf(stderr, "coll_check[%d]: FAIL %s has no switch row: %s\n", opt.rank, name,
                 acis_reason_name(why));
