@@ -18,10 +18,15 @@
 #   ranks on acis-switchd --payload 1392, 16384 and 65000, coll_check's
 #   allreduce, bcast and allgather at 100 000 elements; per payload the
 #   IP fragments the switch's kernel cut, the reassemblies that failed on
-#   the hosts, and the time.
+#   the hosts and the switch host, and the time.
+# or:    bench/cluster.sh --rtt [BUILD_DIR]
+#   the network's floor: bench/udprtt, a UDP echo from h1 to a server on
+#   sw1 that sleeps in recvfrom, alone and beside a second process that
+#   spins on h2 (so both cores are busy polling, as with two ranks).
 set -eu
-payloads=
+payloads= rtt=
 [ "${1:-}" = --payloads ] && { payloads="1392 16384 65000"; shift; }
+[ "${1:-}" = --rtt ] && { rtt=1; shift; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
 colls=${2:-allreduce,bcast,reduce,barrier,allgather,gather,scatter,reduce_scatter}
@@ -48,6 +53,23 @@ switch_on_sw1() {   # switch_on_sw1 ARGS...: (re)start acis-switchd there; sets 
         --listen "$(addr sw1):0" "$@") || exit 1
 }
 
+if [ -n "$rtt" ]; then
+    (exec >/dev/null 2>&1 </dev/null; on sw1 "$build/bench/udprtt" server "$(addr sw1)" 7100) &
+    sleep 0.5
+    echo "# bench/udprtt, h1 -> sw1 -> h1, 96-byte datagrams, 5000 round trips; $(date -u +%Y-%m-%d)"
+    echo "# command: bench/cluster.sh --rtt $*"
+    echo
+    echo "| beside the client | median (us) | p10 (us) |"
+    echo "|---|---:|---:|"
+    set -- $(on h1 timeout 60 "$build/bench/udprtt" client "$(addr sw1)" 7100)
+    echo "| nothing | $1 | $2 |"
+    (on h2 timeout 30 sh -c 'while :; do :; done' &)
+    sleep 0.3
+    set -- $(on h1 timeout 60 "$build/bench/udprtt" client "$(addr sw1)" 7100)
+    echo "| a process spinning on h2 | $1 | $2 |"
+    exit 0
+fi
+
 if [ -n "$payloads" ]; then
     printf 'h1:2\nh2:2\n' >"$tmp/hosts"
     echo "# acis-switchd on sw1, 2 hosts x 2 ranks, MTU 1500; $(date -u +%Y-%m-%d)"
@@ -58,7 +80,7 @@ if [ -n "$payloads" ]; then
     for pl in $payloads; do
         switch_on_sw1 --payload "$pl"
         f0=$(snmp sw1 Ip FragCreates)
-        x0=$(( $(snmp h1 Ip ReasmFails) + $(snmp h2 Ip ReasmFails) ))
+        x0=$(( $(snmp h1 Ip ReasmFails) + $(snmp h2 Ip ReasmFails) + $(snmp sw1 Ip ReasmFails) ))
         t0=$(date +%s.%N)
         cluster_mpiexec -f "$tmp/hosts" -n 4 env MPIR_CVAR_OFFLOAD=on \
             MPIR_CVAR_OFFLOAD_SWITCH="$sw" "$build/test/mpi/coll_check" \
@@ -67,7 +89,7 @@ if [ -n "$payloads" ]; then
             { cat "$tmp/cc" >&2; exit 1; }
         t1=$(date +%s.%N)
         f1=$(snmp sw1 Ip FragCreates)
-        x1=$(( $(snmp h1 Ip ReasmFails) + $(snmp h2 Ip ReasmFails) ))
+        x1=$(( $(snmp h1 Ip ReasmFails) + $(snmp h2 Ip ReasmFails) + $(snmp sw1 Ip ReasmFails) ))
         secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s", b - a }')
         echo "| $pl | $((f1 - f0)) | $((x1 - x0)) | $secs |"
     done

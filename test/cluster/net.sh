@@ -20,27 +20,37 @@
 #                          Ip FragCreates, Ip ReasmOKs, Udp RcvbufErrors...)
 #   cluster_down           remove every namespace, process and file made
 #
-# Names start with CLUSTER (acis<pid>), so runs side by side never meet.
-# cluster_up also starts test/cluster/down in a session of its own, which
-# removes all when this shell ends however it ends (also kill -9).
+# Names start with CLUSTER (acis<pid>t<seconds>), so runs side by side,
+# or one after a run whose leftovers are still being removed, never meet.
+# cluster_usable starts test/cluster/down in a session of its own first,
+# which removes all when this shell ends however it ends (also kill -9).
 : "${top_srcdir:=.}"
 CLUSTER_DIR="$top_srcdir/test/cluster"
-CLUSTER=acis$$
+CLUSTER=acis$$t$(date +%s)
 export CLUSTER
 CLUSTER_HOSTS=
 
-# cluster_usable: 0 if network namespaces can be made here, else prints why.
+# cluster_usable: 0 if a cluster can be made here (what cluster_up does,
+# tried on a probe namespace), else prints why.
 cluster_usable() {
     [ "$(id -u)" = 0 ] || { echo "not root"; return 1; }
     command -v ip >/dev/null || { echo "no ip (iproute2)"; return 1; }
     command -v unshare >/dev/null || { echo "no unshare (util-linux)"; return 1; }
-    ip netns add "${CLUSTER}probe" 2>/dev/null || { echo "ip netns add fails here"; return 1; }
-    ip netns del "${CLUSTER}probe"
+    setsid sh "$CLUSTER_DIR/down" "$CLUSTER" $$ </dev/null >/dev/null 2>&1 &
+    cu_ns=${CLUSTER}probe
+    cu_ok=0
+    ip netns add "$cu_ns" 2>/dev/null &&
+        ip -n "$cu_ns" link add br0 type bridge 2>/dev/null &&
+        ip -n "$cu_ns" link add pa type veth peer name pb 2>/dev/null &&
+        mkdir -p "/etc/netns/$cu_ns" 2>/dev/null && : 2>/dev/null >"/etc/netns/$cu_ns/hosts" &&
+        cu_ok=1
+    sh "$CLUSTER_DIR/down" "$CLUSTER"
+    [ $cu_ok = 1 ] ||
+        { echo "cannot make namespaces, bridges, veths or /etc/netns files here"; return 1; }
     unshare --uts true 2>/dev/null || { echo "unshare --uts fails here"; return 1; }
 }
 
 cluster_up() {
-    setsid sh "$CLUSTER_DIR/down" "$CLUSTER" $$ </dev/null >/dev/null 2>&1 &
     ip netns add "${CLUSTER}net" &&
         ip -n "${CLUSTER}net" link add br0 type bridge &&
         ip -n "${CLUSTER}net" link set br0 up || return 1
