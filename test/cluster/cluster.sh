@@ -4,8 +4,8 @@
 # hostname and address, MTU 1500, on a bridge (test/cluster/net.sh), with
 # MPICH's launcher reaching them as over ssh.  Skipped (77) where network
 # namespaces cannot be made (not root).  In order:
-#   - the embedded switch across hosts: rank 0's switch listens on every
-#     interface of h1 and is announced at h1's address; auto picks the
+#   - the embedded switch across hosts: rank 0's switch listens on h1's
+#     address (what its name resolves to), which it announces; auto picks the
 #     node hierarchy because the hosts differ (hier_check: only node
 #     leaders reach the switch);
 #   - every collective, 2 hosts x 2 ranks, against MPICH, offload proven
@@ -17,10 +17,11 @@
 #   - acis-switchd on sw1, then a second switch on sw2 linked to it with
 #     --uplink, ranks on h1 attached to sw1 and on h2 to sw2; the
 #     switches forget the job after it; a child with other --payload than
-#     its parent is refused with the reason;
+#     its parent is refused with the reason (check_fabric: and takes no
+#     port);
 #   - a cluster whose test is killed with SIGKILL leaves no namespace,
 #     /etc/netns file or process behind.
-# (About 60 s.)
+# (About 75 s: four 4-rank jobs on two cores.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 . "$top_srcdir/test/cluster/net.sh"
 
