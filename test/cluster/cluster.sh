@@ -7,7 +7,8 @@
 #   - the embedded switch across hosts: rank 0's switch listens on h1's
 #     address (what its name resolves to), which it announces; auto picks the
 #     node hierarchy because the hosts differ (hier_check: only node
-#     leaders reach the switch);
+#     leaders reach the switch); with h1's name on loopback, as Debian
+#     writes it, on h1's first interface address instead;
 #   - every collective, 2 hosts x 2 ranks, against MPICH, offload proven
 #     by the counters (coll_check's quick matrix), with 1 % of packets lost;
 #   - datagrams larger than the MTU: the 16 KiB segments of the embedded
@@ -51,6 +52,21 @@ MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_VERBOSE=1 \
     cluster_mpiexec -f "$TMPD/hosts" -n 4 "$TESTS_DIR/hier_check" >"$TMPD/hier" 2>&1 ||
     { cat "$TMPD/hier"; fail "hier_check across hosts"; }
 grep 'hier_check' "$TMPD/hier"
+
+note "h1's name on loopback (Debian's 127.0.1.1): the switch takes h1's interface address"
+grep -q 'offloading through the switch at 10.77.0.1:' "$TMPD/hier" ||
+    fail "the embedded switch was not at h1's address"
+hf=/etc/netns/${CLUSTER}h1/hosts
+sed 's/^10\.77\.0\.1 h1$/127.0.1.1 h1/' "$hf" >"$TMPD/h1hosts" && cat "$TMPD/h1hosts" >"$hf"
+printf 'h1:1\nh2:1\n' >"$TMPD/hosts11"
+MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_VERBOSE=1 \
+    cluster_mpiexec -f "$TMPD/hosts11" -n 2 "$TESTS_DIR/coll_check" --offload=allreduce,bcast \
+        --colls=allreduce,bcast --matrix=quick --counts=5 >"$TMPD/lo" 2>&1 ||
+    { cat "$TMPD/lo"; fail "coll_check with h1's name on loopback"; }
+sed 's/^127\.0\.1\.1 h1$/10.77.0.1 h1/' "$TMPD/h1hosts" >"$hf"
+grep -q 'offloading through the switch at 10.77.0.1:' "$TMPD/lo" ||
+    { cat "$TMPD/lo"; fail "the switch was not at h1's interface address"; }
+grep '^coll_check:' "$TMPD/lo"
 
 note "every collective, 2 hosts x 2 ranks, embedded switch, 1 % loss"
 r0=$(snmp h2 Ip ReasmOKs)
