@@ -20,6 +20,7 @@ extern "C" {
 #define ACIS_WIRE_MAGIC    0x53494341u   /* bytes 'A' 'C' 'I' 'S' */
 #define ACIS_WIRE_VERSION  2
 #define ACIS_HDR_LEN       80
+#define ACIS_HDR_CHECKSUM  44     /* offset of the checksum field */
 #define ACIS_MAX_PAYLOAD   65000         /* fits one UDP datagram with header */
 #define ACIS_MIN_PAYLOAD   64            /* smallest segment a switch may ask for */
 #define ACIS_NO_RANK       0xffffffffu   /* src of packets sent by a switch */
@@ -336,6 +337,9 @@ void acis_hdr_seal2(uint8_t *hdr, const void *p1, size_t l1,
 
 /* CRC-32C (Castagnoli), continuing from crc (start with 0). */
 uint32_t acis_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The same over len bytes whose 4 bytes at hole (hole + 4 <= len) are
+ * read as zero: a packet with its checksum field blank, in one pass. */
+uint32_t acis_crc32c_hole(uint32_t crc, const void *buf, size_t len, size_t hole);
 
 /* Decode and validate one datagram of len bytes.  max_payload bounds the
  * payload.  Returns ACIS_WERR_OK with *h filled, or the first problem. */

@@ -40,6 +40,7 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
         goto nomem;
     sw->o = *o;
     sw->io = *io;
+    sw->kern = sw_kernels_best();
     if (sw_layout(NULL, o, NULL, &sw->size, err, errlen) != 0)
         goto fail;
     size_t bytes = sw->size.total - sizeof *sw;

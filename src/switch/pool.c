@@ -23,6 +23,7 @@ void sw_use_reset(struct acis_sw *sw, struct sw_use *u)
     u->want_lo = UINT32_MAX;
     u->want_hi = 0;
     u->want_any = 0;
+    u->quick = 0;
     u->have_first = 0;
     u->abstained = 0;
     u->next = 0;

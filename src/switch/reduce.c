@@ -141,6 +141,12 @@ int acis_reduce_isa(void)
     return kd.best;
 }
 
+const sw_kernel *sw_kernels_best(void)
+{
+    pthread_once(&kd.once, dispatch_init);
+    return kd.set[kd.best];
+}
+
 const char *acis_reduce_isa_name(int isa)
 {
     static const char *const names[ACIS_ISA_COUNT] = { "base", "avx2", "avx512" };

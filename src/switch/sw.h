@@ -137,6 +137,8 @@ struct sw_use {
     uint8_t up;              /* complete here, sent to the parent switch,
                                 waiting for its answer */
     uint8_t want_any;        /* some child asked for bytes back */
+    uint8_t quick;           /* a reduction in any order, or a barrier: the
+                                next pieces may take cgr.c's quick path */
     uint32_t dups;           /* repeats from children while up */
     uint32_t placed;         /* gather-type: bytes placed by hosts */
     uint32_t lo, hi;         /* gather-type: the span of bytes placed */
@@ -202,6 +204,18 @@ struct sw_pool {
     uint32_t nhold, held;    /* hold buffers, of them in use */
 };
 
+/* reduce.c, reduce_avx2.c, reduce_avx512.c: kernels, inout op= in for n
+ * elements.  The tables of the vector builds hold the types kern.h
+ * covers; the rest are NULL there. */
+typedef void (*sw_kernel)(unsigned op, void *inout, const void *in, size_t n);
+extern const sw_kernel sw_kernels_base[ACIS_DT_COUNT];
+extern const sw_kernel sw_kernels_avx2[ACIS_DT_COUNT];
+extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
+
+/* The set acis_reduce uses, a kernel (or NULL) for every type: what a
+ * switch calls directly for a piece whose op and type it checked. */
+const sw_kernel *sw_kernels_best(void);
+
 struct acis_sw {
     struct acis_sw_opts o;
     struct acis_sw_io io;
@@ -215,6 +229,8 @@ struct acis_sw {
     uint32_t window;         /* slots per row */
     uint32_t words;          /* 64-bit words of a port bitmap */
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
+    const sw_kernel *kern;   /* the best kernel set this CPU runs, by wire
+                                type (reduce.c) */
     uint8_t *scratch;        /* o.payload bytes, aligned: a piece whose
                                 packet buffer is not aligned, a scan prefix */
     uint32_t *group;         /* o.ports entries: ports answered alike */
@@ -264,13 +280,6 @@ static inline int sw_is_hello(const uint8_t *pkt, size_t len)
 
 #define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
 
-/* reduce.c, reduce_avx2.c, reduce_avx512.c: kernels, inout op= in for n
- * elements.  The tables of the vector builds hold the types kern.h
- * covers; the rest are NULL there. */
-typedef void (*sw_kernel)(unsigned op, void *inout, const void *in, size_t n);
-extern const sw_kernel sw_kernels_base[ACIS_DT_COUNT];
-extern const sw_kernel sw_kernels_avx2[ACIS_DT_COUNT];
-extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
 
 /* addrmap.c: source address -> host port, for the UDP switch's one
  * socket.  addr[port] is where port's host is (len 0: no port). */

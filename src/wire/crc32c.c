@@ -37,19 +37,49 @@ static uint32_t shift_lane(uint32_t c)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* One stream, two words per turn (a packet header is ten words). */
 __attribute__((target("sse4.2")))
-static uint32_t raw_hw1(uint32_t crc, const uint8_t *p, size_t len)
+static inline uint32_t raw_hw1(uint32_t crc, const uint8_t *p, size_t len)
 {
-    uint64_t c = crc;
-    for (; len >= 8; p += 8, len -= 8) {
-        uint64_t v;
+    uint64_t c = crc, v, x;
+    const uint8_t *end = p + len;
+    for (; end - p >= 16; p += 16) {
+        memcpy(&v, p, 8);
+        memcpy(&x, p + 8, 8);
+        c = __builtin_ia32_crc32di(c, v);
+        c = __builtin_ia32_crc32di(c, x);
+    }
+    if (end - p >= 8) {
         memcpy(&v, p, 8);
         c = __builtin_ia32_crc32di(c, v);
+        p += 8;
     }
     uint32_t c32 = (uint32_t)c;
-    while (len--)
+    if (end - p >= 4) {
+        uint32_t v4;
+        memcpy(&v4, p, 4);
+        c32 = __builtin_ia32_crc32si(c32, v4);
+        p += 4;
+    }
+    while (p < end)
         c32 = __builtin_ia32_crc32qi(c32, *p++);
     return c32;
+}
+
+/* The same, the 8-byte word at word (< HEAD_WORDS) and-ed with mask: the
+ * first HEAD_WORDS words (a packet header) in straight-line code. */
+#define HEAD_WORDS 10
+__attribute__((target("sse4.2")))
+static uint32_t raw_hw1_masked(uint32_t crc, const uint8_t *p, size_t len, size_t word,
+                               uint64_t mask)
+{
+    uint64_t c = crc, v[HEAD_WORDS];
+    memcpy(v, p, sizeof v);
+    v[word] &= mask;
+#pragma GCC unroll 10
+    for (int i = 0; i < HEAD_WORDS; i++)
+        c = __builtin_ia32_crc32di(c, v[i]);
+    return raw_hw1((uint32_t)c, p + sizeof v, len - sizeof v);
 }
 
 __attribute__((target("sse4.2")))
@@ -103,4 +133,18 @@ static void crc_init(void)
 uint32_t acis_crc32c(uint32_t crc, const void *buf, size_t len)
 {
     return ~raw(~crc, buf, len);
+}
+
+uint32_t acis_crc32c_hole(uint32_t crc, const void *buf, size_t len, size_t hole)
+{
+    static const uint8_t zero[4];
+    const uint8_t *p = buf;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (raw == raw_hw && len >= 8 * HEAD_WORDS && len < 3 * LANE && hole % 8 <= 4 &&
+        hole / 8 < HEAD_WORDS)             /* the field inside one of the first words */
+        return ~raw_hw1_masked(~crc, p, len, hole / 8, ~(0xffffffffull << 8 * (hole % 8)));
+#endif
+    uint32_t c = raw(~crc, p, hole);
+    c = raw(c, zero, sizeof zero);
+    return ~raw(c, p + hole + sizeof zero, len - hole - sizeof zero);
 }

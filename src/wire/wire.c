@@ -161,7 +161,7 @@ void acis_hdr_encode(const struct acis_hdr *h, uint8_t *out)
     acis_put32(out + 32, h->src);
     acis_put32(out + 36, h->root);
     acis_put32(out + 40, h->seg_index);
-    acis_put32(out + 44, h->checksum);
+    acis_put32(out + ACIS_HDR_CHECKSUM, h->checksum);
     acis_put64(out + 48, h->seg_offset);
     acis_put64(out + 56, h->total_len);
     acis_put32(out + 64, h->rx_off);
@@ -186,7 +186,7 @@ void acis_hdr_decode(const uint8_t *in, struct acis_hdr *h)
     h->src = acis_get32(in + 32);
     h->root = acis_get32(in + 36);
     h->seg_index = acis_get32(in + 40);
-    h->checksum = acis_get32(in + 44);
+    h->checksum = acis_get32(in + ACIS_HDR_CHECKSUM);
     h->seg_offset = acis_get64(in + 48);
     h->total_len = acis_get64(in + 56);
     h->rx_off = acis_get32(in + 64);
@@ -195,27 +195,15 @@ void acis_hdr_decode(const uint8_t *in, struct acis_hdr *h)
     h->reserved = acis_get32(in + 76);
 }
 
-/* CRC of a header with its checksum field read as zero: one run over a
- * copy (whole 8-byte words), not three over the pieces around the field
- * (every packet pays this twice: sealed by its sender, checked by its
- * receiver). */
-static uint32_t hdr_crc(const uint8_t *hdr)
-{
-    uint8_t h[ACIS_HDR_LEN];
-    memcpy(h, hdr, ACIS_HDR_LEN);
-    memset(h + 44, 0, 4);
-    return acis_crc32c(0, h, ACIS_HDR_LEN);
-}
-
 void acis_hdr_seal2(uint8_t *hdr, const void *p1, size_t l1,
                     const void *p2, size_t l2)
 {
-    uint32_t crc = hdr_crc(hdr);
+    uint32_t crc = acis_crc32c_hole(0, hdr, ACIS_HDR_LEN, ACIS_HDR_CHECKSUM);
     if (l1)
         crc = acis_crc32c(crc, p1, l1);
     if (l2)
         crc = acis_crc32c(crc, p2, l2);
-    acis_put32(hdr + 44, crc);
+    acis_put32(hdr + ACIS_HDR_CHECKSUM, crc);
 }
 
 void acis_hdr_seal(uint8_t *hdr, const void *payload, size_t len)
@@ -225,9 +213,18 @@ void acis_hdr_seal(uint8_t *hdr, const void *payload, size_t len)
 
 static int is_reduction(unsigned kind)
 {
-    return kind == ACIS_K_REDUCE || kind == ACIS_K_ALLREDUCE ||
-           kind == ACIS_K_REDUCE_SCATTER || kind == ACIS_K_SCAN ||
-           kind == ACIS_K_EXSCAN;
+    return (1u << kind) & (1u << ACIS_K_REDUCE | 1u << ACIS_K_ALLREDUCE |
+                           1u << ACIS_K_REDUCE_SCATTER | 1u << ACIS_K_SCAN |
+                           1u << ACIS_K_EXSCAN);
+}
+
+/* Is any of a, b, c not a multiple of the element size es?  Every wire
+ * type's size is a power of two but the check does not rely on it. */
+static int misaligned(uint64_t a, uint64_t b, uint64_t c, size_t es)
+{
+    if ((es & (es - 1)) == 0)
+        return ((a | b | c) & (es - 1)) != 0;
+    return a % es || b % es || c % es;
 }
 
 /* Payload length rules of control messages. */
@@ -275,10 +272,7 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
     int coll = kind >= ACIS_K_BARRIER && kind <= ACIS_K_COLL_LAST;
     if (coll ? h->payload_len > max_payload : h->payload_len > ACIS_MAX_PAYLOAD)
         return ACIS_WERR_TOO_BIG;
-    uint32_t crc = hdr_crc(p);
-    if (h->payload_len)
-        crc = acis_crc32c(crc, p + ACIS_HDR_LEN, h->payload_len);
-    if (crc != h->checksum)
+    if (acis_crc32c_hole(0, p, len, ACIS_HDR_CHECKSUM) != h->checksum)
         return ACIS_WERR_CHECKSUM;
     unsigned alg = ACIS_OPC_ALG(h->opcode);
     if ((!coll && (kind < ACIS_K_HELLO || kind > ACIS_K_LAST)) ||
@@ -294,7 +288,8 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
     if (h->reserved)
         return ACIS_WERR_RESERVED;
     if (coll) {
-        if (is_reduction(kind) ? !acis_wire_op_valid(h->op, h->dtype)
+        int red = is_reduction(kind);
+        if (red ? !acis_wire_op_valid(h->op, h->dtype)
                                : h->op != ACIS_OP_NONE)
             return ACIS_WERR_OP_DTYPE;
         if (h->dtype == ACIS_DT_NONE && kind != ACIS_K_BARRIER)
@@ -303,9 +298,7 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
             h->payload_len > h->total_len - h->seg_offset ||
             (uint64_t)h->rx_off + h->rx_len > max_payload)
             return ACIS_WERR_RANGE;
-        size_t es = acis_wire_dt_size(h->dtype);
-        if (is_reduction(kind) &&
-            (h->total_len % es || h->seg_offset % es || h->payload_len % es))
+        if (red && misaligned(h->total_len, h->seg_offset, h->payload_len, dt_size[h->dtype]))
             return ACIS_WERR_ALIGN;
     } else if (!control_len_ok(kind, h->payload_len, p + ACIS_HDR_LEN)) {
         return ACIS_WERR_LENGTH;
