@@ -293,7 +293,8 @@ enum acis_status {
     X(hold_full, "pieces ahead of their turn not taken: hold buffers full")  \
     X(held, "pieces waiting in hold buffers now")                            \
     X(untiled, "gather segments refused: their pieces did not tile them")    \
-    X(state_bytes, "bytes of the switch's tables (ports, jobs, rows, set-ups)")
+    X(state_bytes, "bytes of the switch's tables (ports, jobs, rows, set-ups)") \
+    X(quick, "packets taken by the quick path (a piece of a segment in progress)")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,
@@ -375,7 +376,7 @@ static inline void acis_put64(uint8_t *p, uint64_t v)
     acis_put32(p, (uint32_t)v);
     acis_put32(p + 4, (uint32_t)(v >> 32));
 }
-static inline uint64_t acis_get64(const uint8_t *p)
+__attribute__((always_inline)) static inline uint64_t acis_get64(const uint8_t *p)
 {
     return (uint64_t)acis_get32(p) | (uint64_t)acis_get32(p + 4) << 32;
 }

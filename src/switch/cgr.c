@@ -510,7 +510,7 @@ static void start_use(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use 
         memset(u->buf, 0, len);                  /* spans are or-ed together */
     if (!sw_is_reduction(kind) && kind != ACIS_K_BARRIER)
         memset(u->cover, 0, (len + 63) / 64 * sizeof(uint64_t));
-    u->quick = u->alg == ACIS_ALG_FLAT &&
+    u->quick = u->alg == ACIS_ALG_FLAT && !sw->o.full_path &&
                (kind == ACIS_K_BARRIER ||
                 (sw_is_reduction(kind) && !sw_is_scan(kind) &&
                  !acis_wire_order_sensitive(h->op, h->dtype) && sw->kern[h->dtype]));
@@ -548,49 +548,32 @@ static void pending(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_
 
 /* The child on port is in (and what it asked back); the last one
  * completes the segment. */
-static void count(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t port,
-                  const struct acis_hdr *h)
+static inline void count(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s,
+                         struct sw_use *u, uint32_t slot, uint32_t port, uint32_t rx_off,
+                         uint32_t rx_len)
 {
-    struct sw_use *u = &s->u[s->cur];
-    if (h->rx_len) {
+    if (rx_len) {
         sw_bit_set(u->want, port);
         u->want_any = 1;
-        u->want_lo = h->rx_off < u->want_lo ? h->rx_off : u->want_lo;
-        u->want_hi = h->rx_off + h->rx_len > u->want_hi ? h->rx_off + h->rx_len : u->want_hi;
+        u->want_lo = rx_off < u->want_lo ? rx_off : u->want_lo;
+        u->want_hi = rx_off + rx_len > u->want_hi ? rx_off + rx_len : u->want_hi;
     }
     sw_bit_set(u->bits, port);
     if (++u->arrived == ct->nchild)
-        complete(sw, ct, s, h->slot);
+        complete(sw, ct, s, slot);
 }
 
-/* The commonest packet: a host's piece of the segment its slot is
- * building already, a barrier or a reduction that folds in any order,
- * no member abstaining.  The use passed every check of the full path
- * below with the packet that started it; a packet whose sequence,
- * segment, opcode, op, type, length, round and root equal the use's
- * passes them alike, and its segment's base and length are the use's.
- * What is left to check is the packet's own: not a duplicate, the whole
- * segment, what it asks back inside it.  0: take the full path. */
-static int quick(struct acis_sw *sw, struct sw_ct *ct, uint32_t port, const struct acis_hdr *h,
-                 const uint8_t *payload)
+void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, uint32_t slot, uint32_t port,
+                 uint32_t rx_off, uint32_t rx_len, const uint8_t *payload)
 {
-    struct sw_slot *s = &ct->slots[h->slot];
+    struct sw_slot *s = &ct->slots[slot];
     struct sw_use *u = &s->u[s->cur];
-    if (!u->quick || u->abstained || u->seq != h->seq || u->seg != h->seg_index ||
-        h->opcode != ACIS_OPC(u->kind, ACIS_ALG_FLAT) || h->op != u->op ||
-        h->dtype != u->dtype || h->total_len != u->total ||
-        ((h->flags & (ACIS_F_ROUND | ACIS_F_ABSTAIN)) != (u->round ? ACIS_F_ROUND : 0)) ||
-        (sw_rooted(u->kind) && h->root != u->root) || sw->ports[port].link ||
-        h->member >= ct->size || sw_bit(u->bits, port) || h->seg_offset != u->base ||
-        h->payload_len != u->len || (uint64_t)h->rx_off + h->rx_len > u->len)
-        return 0;
     if (u->len) {
         size_t ne = u->len / acis_wire_dt_size(u->dtype);
         sw->kern[u->dtype](u->op, u->buf, aligned_piece(sw, payload, u->len), ne);
         SWC(sw, elements_reduced) += ne;
     }
-    count(sw, ct, s, port, h);
-    return 1;
+    count(sw, ct, s, u, slot, port, rx_off, rx_len);
 }
 
 void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
@@ -603,8 +586,6 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
         SWC(sw, drop_slot)++;
         return;
     }
-    if (quick(sw, ct, port, h, payload))
-        return;
     if (host && h->member >= ct->size) {
         SWC(sw, drop_not_member)++;
         return;
@@ -678,5 +659,5 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
             return;
         }
     }
-    count(sw, ct, s, port, h);
+    count(sw, ct, s, u, h->slot, port, h->rx_off, h->rx_len);
 }

@@ -114,6 +114,8 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
                    const uint8_t *pkt, size_t len)
 {
     struct acis_hdr h;
+    if (sw_quick_input(sw, port, pkt, len))
+        return;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
     if (acis_wire_decode(pkt, len, sw->o.payload, &h) != ACIS_WERR_OK) {

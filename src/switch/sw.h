@@ -365,6 +365,10 @@ int sw_ct_alloc(struct acis_sw *sw, const struct sw_setup *su, uint32_t *row);
 int sw_ct_install(struct acis_sw *sw, const struct sw_setup *su, uint32_t ctx);
 void sw_ct_free(struct acis_sw *sw, uint32_t row);
 struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx);
+
+/* quick.c: a packet the quick path takes whole (1), or leaves to the
+ * full checks (0, nothing done). */
+int sw_quick_input(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len);
 uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row);
 /* The ready row of a set-up (SW_NONE: none). */
 uint32_t sw_ct_of_setup(const struct acis_sw *sw, uint32_t job, uint32_t leader, uint32_t id);
@@ -403,6 +407,10 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                   const struct acis_hdr *h, const uint8_t *payload);
 void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
                  const uint8_t *payload);
+/* cgr.c, for quick.c: the piece of a checked packet of a quick use (its
+ * payload, a reduction's, folded in) and its child counted. */
+void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, uint32_t slot, uint32_t port,
+                 uint32_t rx_off, uint32_t rx_len, const uint8_t *payload);
 
 /* link.c: control from a child link on port, or from the parent. */
 void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,

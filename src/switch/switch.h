@@ -53,6 +53,9 @@ struct acis_sw_opts {
        hop.  Defaults from seed 000, tables 3.2 and 5.2. */
     uint32_t link_ns, link_mbps, hop_ns;
     int verbose;             /* log control-plane events to stderr */
+    int full_path;           /* every packet through the full checks, none
+                                through quick.c's (tests and bench/swcore
+                                compare the two) */
     struct acis_fault_rates faults;   /* injected on what the switch sends */
     uint64_t fault_seed;
 };

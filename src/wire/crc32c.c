@@ -29,6 +29,18 @@ static uint32_t raw_table(uint32_t crc, const uint8_t *p, size_t len)
 
 static uint32_t (*raw)(uint32_t, const uint8_t *, size_t) = raw_table;
 
+/* Raw CRC of len bytes whose 4 bytes at hole are read as zero, through
+ * raw (the hardware has its own, raw_hole_hw). */
+static uint32_t raw_hole_any(uint32_t crc, const uint8_t *p, size_t len, size_t hole)
+{
+    static const uint8_t zero[4];
+    crc = raw(crc, p, hole);
+    crc = raw(crc, zero, sizeof zero);
+    return raw(crc, p + hole + sizeof zero, len - hole - sizeof zero);
+}
+
+static uint32_t (*raw_hole)(uint32_t, const uint8_t *, size_t, size_t) = raw_hole_any;
+
 /* The state after LANE zero bytes from state c: linear in c. */
 static uint32_t shift_lane(uint32_t c)
 {
@@ -66,22 +78,6 @@ static inline uint32_t raw_hw1(uint32_t crc, const uint8_t *p, size_t len)
     return c32;
 }
 
-/* The same, the 8-byte word at word (< HEAD_WORDS) and-ed with mask: the
- * first HEAD_WORDS words (a packet header) in straight-line code. */
-#define HEAD_WORDS 10
-__attribute__((target("sse4.2")))
-static uint32_t raw_hw1_masked(uint32_t crc, const uint8_t *p, size_t len, size_t word,
-                               uint64_t mask)
-{
-    uint64_t c = crc, v[HEAD_WORDS];
-    memcpy(v, p, sizeof v);
-    v[word] &= mask;
-#pragma GCC unroll 10
-    for (int i = 0; i < HEAD_WORDS; i++)
-        c = __builtin_ia32_crc32di(c, v[i]);
-    return raw_hw1((uint32_t)c, p + sizeof v, len - sizeof v);
-}
-
 __attribute__((target("sse4.2")))
 static uint32_t raw_hw(uint32_t crc, const uint8_t *p, size_t len)
 {
@@ -102,6 +98,25 @@ static uint32_t raw_hw(uint32_t crc, const uint8_t *p, size_t len)
     }
     return raw_hw1(crc, p, len);
 }
+
+/* A packet header is ten words: straight-line code for them, the field
+ * inside one of them masked. */
+#define HEAD_WORDS 10
+
+__attribute__((target("sse4.2")))
+static uint32_t raw_hole_hw(uint32_t crc, const uint8_t *p, size_t len, size_t hole)
+{
+    if (len < 8 * HEAD_WORDS || hole % 8 > 4 || hole / 8 >= HEAD_WORDS)
+        return raw_hole_any(crc, p, len, hole);
+    uint64_t c = crc, v[HEAD_WORDS];
+    memcpy(v, p, sizeof v);
+    v[hole / 8] &= ~(0xffffffffull << 8 * (hole % 8));
+#pragma GCC unroll 10
+    for (int i = 0; i < HEAD_WORDS; i++)
+        c = __builtin_ia32_crc32di(c, v[i]);
+    return raw_hw((uint32_t)c, p + sizeof v, len - sizeof v);
+}
+
 #endif
 
 __attribute__((constructor))
@@ -125,8 +140,10 @@ static void crc_init(void)
             shift[k][b] = shift[k][b & (b - 1)] ^ bit[8 * k + __builtin_ctz(b)];
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("sse4.2"))
+    if (__builtin_cpu_supports("sse4.2")) {
         raw = raw_hw;
+        raw_hole = raw_hole_hw;
+    }
 #endif
 }
 
@@ -137,14 +154,5 @@ uint32_t acis_crc32c(uint32_t crc, const void *buf, size_t len)
 
 uint32_t acis_crc32c_hole(uint32_t crc, const void *buf, size_t len, size_t hole)
 {
-    static const uint8_t zero[4];
-    const uint8_t *p = buf;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (raw == raw_hw && len >= 8 * HEAD_WORDS && len < 3 * LANE && hole % 8 <= 4 &&
-        hole / 8 < HEAD_WORDS)             /* the field inside one of the first words */
-        return ~raw_hw1_masked(~crc, p, len, hole / 8, ~(0xffffffffull << 8 * (hole % 8)));
-#endif
-    uint32_t c = raw(~crc, p, hole);
-    c = raw(c, zero, sizeof zero);
-    return ~raw(c, p + hole + sizeof zero, len - hole - sizeof zero);
+    return ~raw_hole(~crc, buf, len, hole);
 }

@@ -13,8 +13,6 @@ uint64_t sim_now(void)
     return sim_clock += 20000;                     /* 20 us per event */
 }
 
-static struct sim *current;
-
 /* A roll of the dice: 1 with probability pct percent. */
 static int roll(struct sim *s, unsigned pct)
 {
@@ -44,9 +42,9 @@ static int room(struct sim_host *h)
     return 1;
 }
 
-static void push(struct sim_host *h, const struct iovec *iov, int iovcnt)
+static void push(struct sim *s, struct sim_host *h, const struct iovec *iov, int iovcnt)
 {
-    if (current && roll(current, current->loss))
+    if (roll(s, s->loss))
         return;                                    /* lost on the way down */
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -95,9 +93,9 @@ static void io_send(void *ctx, const uint32_t *ports, uint32_t n,
     struct sim *s = ctx;
     for (uint32_t i = 0; i < n; i++)
         if (ports[i] < s->nports && s->port_host[ports[i]] >= 0) {
-            push(&s->hosts[s->port_host[ports[i]]], iov, iovcnt);
+            push(s, &s->hosts[s->port_host[ports[i]]], iov, iovcnt);
             if (roll(s, s->dup))
-                push(&s->hosts[s->port_host[ports[i]]], iov, iovcnt);
+                push(s, &s->hosts[s->port_host[ports[i]]], iov, iovcnt);
         }
 }
 
@@ -105,19 +103,18 @@ static void io_reply(void *ctx, const void *peer, const struct iovec *iov, int i
 {
     struct sim *s = ctx;
     struct sim_host tmp = { 0 };
-    push(&tmp, iov, iovcnt);
+    push(s, &tmp, iov, iovcnt);
     free(s->service.data);
     s->service = tmp.qtail ? tmp.q[0] : (struct sim_pkt){ NULL, 0 };
     free(tmp.q);
     s->service_peer = *(const int *)peer;
 }
 
-/* A fresh s, current; the hosts' side of the switch's transport. */
+/* A fresh s; the hosts' side of the switch's transport. */
 static struct acis_sw_io sim_reset(struct sim *s)
 {
     memset(s, 0, sizeof *s);
     s->rng = 12345;
-    current = s;
     return (struct acis_sw_io){ s, io_open, io_close, io_send, io_reply };
 }
 

@@ -1,0 +1,204 @@
+/* check_quick.c -- the switch's quick path (src/switch/quick.c) against
+ * its full checks: two switches, one with the quick path and one without
+ * (opts.full_path), get the same packets -- pieces of barriers and
+ * reductions, each after mutations of itself (a bit of any byte flipped,
+ * resealed or not, from its own port or another), repeats, whole runs with
+ * loss and duplicates -- and must answer every host with the same bytes
+ * and end with the same counters, while the quick path took most packets. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simhost.h"
+
+enum { HOSTS = 8 };
+static const uint64_t KEY = 0x0123456789abcdefULL;
+
+static struct sim *A, *B;        /* A: quick path; B: full checks only */
+static struct sim_comm *ca, *cb;
+
+static void start(void)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.payload = 256;
+    o.slots = 128;
+    A = calloc(1, sizeof *A);
+    B = calloc(1, sizeof *B);
+    ck_assert_int_eq(sim_init(A, &o), 0);
+    o.full_path = 1;
+    ck_assert_int_eq(sim_init(B, &o), 0);
+    for (int i = 0; i < HOSTS; i++) {
+        uint32_t st;
+        ck_assert_int_eq(sim_join(A, KEY, (uint32_t)i, HOSTS, &st), i);
+        ck_assert_int_eq(sim_join(B, KEY, (uint32_t)i, HOSTS, &st), i);
+    }
+    ca = sim_comm_new(HOSTS);
+    cb = sim_comm_new(HOSTS);
+    for (int i = 0; i < HOSTS; i++)
+        ca->host[i] = cb->host[i] = i;
+    ck_assert_uint_eq(sim_ct_create(A, ca, 1), ACIS_ST_OK);
+    ck_assert_uint_eq(sim_ct_create(B, cb, 1), ACIS_ST_OK);
+    ck_assert_uint_eq(ca->ctx, cb->ctx);
+    ck_assert_uint_eq(ca->window, cb->window);
+}
+
+static void stop(void)
+{
+    sim_comm_free(ca);
+    sim_comm_free(cb);
+    sim_fini(A);
+    sim_fini(B);
+    free(A);
+    free(B);
+}
+
+/* Every host got the same packets from both switches, and every counter
+ * but quick is the same. */
+static void same(void)
+{
+    for (int h = 0; h < HOSTS; h++) {
+        struct sim_pkt p, q;
+        int ga, gb;
+        while ((ga = sim_pop(A, h, &p)) | (gb = sim_pop(B, h, &q))) {
+            ck_assert_int_eq(ga, gb);
+            ck_assert_uint_eq(p.len, q.len);
+            ck_assert_mem_eq(p.data, q.data, p.len);
+            free(p.data);
+            free(q.data);
+        }
+    }
+    sim_counters(A);
+    sim_counters(B);
+    for (int k = 0; k < ACIS_SWC_COUNT; k++)
+        if (k != ACIS_SWC_quick)
+            ck_assert_msg(A->c[k] == B->c[k], "counter %d: %llu with the quick path, %llu without",
+                          k, (unsigned long long)A->c[k], (unsigned long long)B->c[k]);
+}
+
+static void both(int h, const uint8_t *pkt, size_t len)
+{
+    sim_send_raw(A, h, pkt, len);
+    sim_send_raw(B, h, pkt, len);
+    same();
+}
+
+/* Member m's piece of segment k: a barrier, or a reduction of 16 bytes
+ * (int32 sum or max: the quick path's; double sum: folded in order, not). */
+static size_t piece(uint8_t *buf, uint32_t k, uint32_t window, unsigned what, uint32_t m)
+{
+    static const unsigned ops[] = { ACIS_OP_NONE, ACIS_OP_SUM, ACIS_OP_MAX, ACIS_OP_SUM };
+    static const unsigned dts[] = { ACIS_DT_NONE, ACIS_DT_I32, ACIS_DT_I32, ACIS_DT_F64 };
+    uint32_t len = what ? 16 : 0;
+    struct acis_hdr hd = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(what ? ACIS_K_ALLREDUCE : ACIS_K_BARRIER, ACIS_ALG_FLAT),
+        .op = (uint8_t)ops[what], .dtype = (uint8_t)dts[what],
+        .flags = (uint16_t)(k / window % 2 ? ACIS_F_ROUND : 0), .slot = (uint16_t)(k % window),
+        .payload_len = len, .job_key = KEY, .ctx = ca->ctx, .seq = k + 1, .src = m,
+        .total_len = len, .rx_len = len, .member = m,
+    };
+    uint8_t data[16];
+    for (int i = 0; i < 16; i++)
+        data[i] = (uint8_t)(what == 3 ? (i % 8 == 7 ? 0x3f : m + k) : m * 3 + k + i);
+    acis_hdr_encode(&hd, buf);
+    memcpy(buf + ACIS_HDR_LEN, data, len);
+    acis_hdr_seal(buf, data, len);
+    return ACIS_HDR_LEN + len;
+}
+
+START_TEST(mutations)
+{
+    start();
+    srand(20261128);
+    uint8_t pkt[ACIS_HDR_LEN + 16], bad[ACIS_HDR_LEN + 16];
+    for (uint32_t k = 0; k < 400; k++) {
+        unsigned what = (unsigned)rand() % 4;
+        uint32_t order[HOSTS];
+        for (uint32_t i = 0; i < HOSTS; i++)
+            order[i] = i;
+        for (int i = HOSTS - 1; i > 0; i--) {
+            int j = rand() % (i + 1);
+            uint32_t t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int i = 0; i < HOSTS; i++) {
+            uint32_t m = order[i];
+            size_t len = piece(pkt, k, ca->window, what, m);
+            if (rand() % 3 == 0) {          /* a bit of one byte flipped */
+                memcpy(bad, pkt, len);
+                size_t at = (size_t)rand() % len;
+                bad[at] ^= (uint8_t)(1u << (rand() % 8));
+                if (rand() % 2 && (at < ACIS_HDR_CHECKSUM || at >= ACIS_HDR_CHECKSUM + 4))
+                    acis_hdr_seal(bad, bad + ACIS_HDR_LEN, len - ACIS_HDR_LEN);
+                both(rand() % 8 ? (int)m : rand() % HOSTS, bad, len);
+            }
+            both((int)m, pkt, len);
+            if (rand() % 6 == 0)
+                both((int)m, pkt, len);      /* a repeat */
+        }
+    }
+    sim_counters(A);
+    sim_counters(B);
+    ck_assert_uint_eq(B->c[ACIS_SWC_quick], 0);
+    ck_assert_uint_gt(A->c[ACIS_SWC_segments], 200);
+    ck_assert_uint_gt(A->c[ACIS_SWC_quick], A->c[ACIS_SWC_packets_in] / 5);
+    ck_assert_uint_gt(A->c[ACIS_SWC_drop_malformed], 0);
+    ck_assert_uint_gt(A->c[ACIS_SWC_drop_duplicate], 0);
+    stop();
+}
+END_TEST
+
+/* Whole collectives by the hosts' own packetizer, with loss and
+ * duplicates both ways: the same answers, results and counters. */
+START_TEST(runs)
+{
+    start();
+    A->loss = B->loss = 5;
+    A->dup = B->dup = 5;
+    static int32_t in[HOSTS][300], outa[HOSTS][300], outb[HOSTS][300];
+    struct sim_member ma[HOSTS], mb[HOSTS];
+    for (unsigned round = 0; round < 12; round++) {
+        unsigned kind = round % 3 == 0 ? ACIS_K_BARRIER : ACIS_K_ALLREDUCE;
+        unsigned op = round % 3 == 1 ? ACIS_OP_SUM : round % 3 == 2 ? ACIS_OP_MIN : ACIS_OP_NONE;
+        unsigned dt = kind == ACIS_K_BARRIER ? ACIS_DT_NONE : ACIS_DT_I32;
+        uint64_t total = kind == ACIS_K_BARRIER ? 0 : sizeof in[0];
+        for (int r = 0; r < HOSTS; r++) {
+            for (int i = 0; i < 300; i++)
+                in[r][i] = (int32_t)(r * 7919 + i * 31 + round) % 1000 - 500;
+            ma[r] = (struct sim_member){ in[r], 0, total, outa[r], 0, total };
+            mb[r] = (struct sim_member){ in[r], 0, total, outb[r], 0, total };
+        }
+        ck_assert_int_eq(sim_collective(A, ca, kind, op, dt, 0, total, ma, round), 0);
+        ck_assert_int_eq(sim_collective(B, cb, kind, op, dt, 0, total, mb, round), 0);
+        ck_assert_mem_eq(outa, outb, sizeof outa);
+        same();
+    }
+    for (int i = 0; i < 300; i++) {
+        int32_t want = in[0][i];
+        for (int r = 1; r < HOSTS; r++)
+            want = in[r][i] < want ? in[r][i] : want;
+        ck_assert_int_eq(outa[HOSTS - 1][i], want);
+    }
+    ck_assert_uint_gt(A->c[ACIS_SWC_quick], 0);
+    ck_assert_uint_gt(A->c[ACIS_SWC_repeats], 0);
+    stop();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("quick");
+    TCase *tc = tcase_create("quick");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, mutations);
+    tcase_add_test(tc, runs);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
