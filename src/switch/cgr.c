@@ -563,11 +563,10 @@ static inline void count(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s
         complete(sw, ct, s, slot);
 }
 
-void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, uint32_t slot, uint32_t port,
-                 uint32_t rx_off, uint32_t rx_len, const uint8_t *payload)
+void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, struct sw_use *u,
+                 uint32_t slot, uint32_t port, uint32_t rx_off, uint32_t rx_len,
+                 const uint8_t *payload)
 {
-    struct sw_slot *s = &ct->slots[slot];
-    struct sw_use *u = &s->u[s->cur];
     if (u->len) {
         size_t ne = u->len / acis_wire_dt_size(u->dtype);
         sw->kern[u->dtype](u->op, u->buf, aligned_piece(sw, payload, u->len), ne);

@@ -30,33 +30,36 @@ int sw_quick_input(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t
     if (len < ACIS_HDR_LEN || port >= sw->o.ports)
         return 0;
     const struct sw_port *p = &sw->ports[port];
-    if (!p->in_use || p->link)
-        return 0;
     struct sw_ct *ct = sw_ct_lookup(sw, acis_get32(pkt + 24));
     uint32_t slot = acis_get16(pkt + 10);
-    if (!ct || ct->job != p->job || slot >= ct->window)
+    if (!p->in_use || p->link || !ct || ct->job != p->job || slot >= ct->window)
         return 0;
-    struct sw_use *u = &ct->slots[slot].u[ct->slots[slot].cur];
-    uint32_t flags = acis_get16(pkt + 8);
-    uint32_t rx_off = acis_get32(pkt + 64), rx_len = acis_get32(pkt + 68);
-    if (!u->quick || u->abstained || acis_get32(pkt) != ACIS_WIRE_MAGIC ||
-        pkt[4] != ACIS_WIRE_VERSION || pkt[5] != ACIS_OPC(u->kind, ACIS_ALG_FLAT) ||
-        pkt[6] != u->op || pkt[7] != u->dtype || (flags & ~ACIS_F_KNOWN) ||
-        (flags & (ACIS_F_RESULT | ACIS_F_ABSTAIN | ACIS_F_ROUND)) !=
-            (u->round ? ACIS_F_ROUND : 0u) ||
-        acis_get32(pkt + 12) != len - ACIS_HDR_LEN || len - ACIS_HDR_LEN != u->len ||
-        acis_get64(pkt + 16) != sw->jobs[p->job].key || acis_get32(pkt + 28) != u->seq ||
-        acis_get32(pkt + 32) != p->rank ||
+    struct sw_slot *s = &ct->slots[slot];
+    struct sw_use *u = &s->u[s->cur];
+    if (!u->quick || u->abstained || sw_bit(u->bits, port) || !sw_bit(ct->ports, port))
+        return 0;
+    uint64_t ident = ACIS_WIRE_MAGIC | (uint64_t)ACIS_WIRE_VERSION << 32 |
+                     (uint64_t)ACIS_OPC(u->kind, ACIS_ALG_FLAT) << 40 | (uint64_t)u->op << 48 |
+                     (uint64_t)u->dtype << 56;
+    uint32_t flags = acis_get16(pkt + 8), payload_len = acis_get32(pkt + 12);
+    if (acis_get64(pkt) != ident || (flags & ~ACIS_F_KNOWN) ||
+        (flags & (ACIS_F_RESULT | ACIS_F_ABSTAIN | ACIS_F_ROUND)) != u->round * ACIS_F_ROUND ||
+        payload_len != len - ACIS_HDR_LEN || payload_len != u->len)
+        return 0;
+    if (acis_get64(pkt + 16) != sw->jobs[p->job].key ||
+        acis_get64(pkt + 28) != (u->seq | (uint64_t)p->rank << 32) ||
         (sw_rooted(u->kind) && acis_get32(pkt + 36) != u->root) ||
         acis_get32(pkt + 40) != u->seg || acis_get64(pkt + 48) != u->base ||
-        acis_get64(pkt + 56) != u->total || (uint64_t)rx_off + rx_len > u->len ||
-        acis_get32(pkt + 72) >= ct->size || acis_get32(pkt + 76) != 0 ||
-        !sw_bit(ct->ports, port) || sw_bit(u->bits, port) ||
+        acis_get64(pkt + 56) != u->total)
+        return 0;
+    uint32_t rx_off = acis_get32(pkt + 64), rx_len = acis_get32(pkt + 68);
+    if ((uint64_t)rx_off + rx_len > u->len || acis_get32(pkt + 72) >= ct->size ||
+        acis_get32(pkt + 76) != 0 ||
         acis_crc32c_hole(0, pkt, len, ACIS_HDR_CHECKSUM) != acis_get32(pkt + ACIS_HDR_CHECKSUM))
         return 0;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
     SWC(sw, quick)++;
-    sw_cgr_take(sw, ct, slot, port, rx_off, rx_len, pkt + ACIS_HDR_LEN);
+    sw_cgr_take(sw, ct, s, u, slot, port, rx_off, rx_len, pkt + ACIS_HDR_LEN);
     return 1;
 }

@@ -364,7 +364,13 @@ static inline int sw_job_present(const struct sw_job *j)
 int sw_ct_alloc(struct acis_sw *sw, const struct sw_setup *su, uint32_t *row);
 int sw_ct_install(struct acis_sw *sw, const struct sw_setup *su, uint32_t ctx);
 void sw_ct_free(struct acis_sw *sw, uint32_t row);
-struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx);
+/* The row a context id names (its row and generation), or NULL. */
+static inline struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx)
+{
+    uint32_t row = (ctx & 0xffff) - 1;
+    struct sw_ct *ct = row < sw->o.tables ? &sw->cts[row] : NULL;
+    return ct && ct->in_use && ct->gen == ctx >> 16 ? ct : NULL;
+}
 
 /* quick.c: a packet the quick path takes whole (1), or leaves to the
  * full checks (0, nothing done). */
@@ -409,8 +415,9 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
                  const uint8_t *payload);
 /* cgr.c, for quick.c: the piece of a checked packet of a quick use (its
  * payload, a reduction's, folded in) and its child counted. */
-void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, uint32_t slot, uint32_t port,
-                 uint32_t rx_off, uint32_t rx_len, const uint8_t *payload);
+void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, struct sw_use *u,
+                 uint32_t slot, uint32_t port, uint32_t rx_off, uint32_t rx_len,
+                 const uint8_t *payload);
 
 /* link.c: control from a child link on port, or from the parent. */
 void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,

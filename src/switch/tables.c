@@ -51,17 +51,6 @@ uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row)
     return (uint32_t)sw->cts[row].gen << 16 | (row + 1);
 }
 
-struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx)
-{
-    uint32_t row = (ctx & 0xffff) - 1;
-    if (row >= sw->o.tables)
-        return NULL;
-    struct sw_ct *ct = &sw->cts[row];
-    if (!ct->in_use || ct->gen != ctx >> 16)
-        return NULL;
-    return ct;
-}
-
 uint32_t sw_ct_of_setup(const struct acis_sw *sw, uint32_t job, uint32_t leader, uint32_t id)
 {
     for (uint32_t r = 0; r < sw->o.tables; r++) {

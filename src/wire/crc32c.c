@@ -114,7 +114,9 @@ static uint32_t raw_hole_hw(uint32_t crc, const uint8_t *p, size_t len, size_t h
 #pragma GCC unroll 10
     for (int i = 0; i < HEAD_WORDS; i++)
         c = __builtin_ia32_crc32di(c, v[i]);
-    return raw_hw((uint32_t)c, p + sizeof v, len - sizeof v);
+    p += sizeof v;
+    len -= sizeof v;
+    return len < 3 * LANE ? raw_hw1((uint32_t)c, p, len) : raw_hw((uint32_t)c, p, len);
 }
 
 #endif
