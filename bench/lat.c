@@ -4,9 +4,11 @@
  *
  * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS] [-b SECONDS]
  *   COLL   allreduce reduce bcast barrier gather scatter allgather
- *          reduce_scatter scan exscan iallreduce ibcast, and pallreduce
- *          pbcast (persistent: MPI_*_init once per size, then MPI_Start
- *          and MPI_Wait per call) (default allreduce)
+ *          reduce_scatter scan exscan; each with an i in front for its
+ *          nonblocking form (MPI_I* and MPI_Wait per call, as OSU's
+ *          osu_i* without overlap); and pallreduce pbcast (persistent:
+ *          MPI_*_init once per size, then MPI_Start and MPI_Wait per
+ *          call) (default allreduce)
  *   SIZES  comma-separated byte counts (default 8)
  * Prints one line per size: "size median_us min_us" over REPS repetitions
  * of ITERS calls each, the slowest rank's time per repetition.
@@ -38,13 +40,45 @@ static int cmp(const void *a, const void *b)
 static MPI_Request preq = MPI_REQUEST_NULL;
 static int preq_made;
 
+/* The nonblocking form of what (without its i) started into *q; -1 if
+ * there is none. */
+static int start(const char *what, char *s, char *r, int n, int root, MPI_Request *q)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    if (strcmp(what, "allreduce") == 0)
+        return MPI_Iallreduce(s, r, n, MPI_CHAR, MPI_SUM, w, q);
+    if (strcmp(what, "reduce") == 0)
+        return MPI_Ireduce(s, r, n, MPI_CHAR, MPI_SUM, root, w, q);
+    if (strcmp(what, "bcast") == 0)
+        return MPI_Ibcast(s, n, MPI_CHAR, root, w, q);
+    if (strcmp(what, "barrier") == 0)
+        return MPI_Ibarrier(w, q);
+    if (strcmp(what, "gather") == 0)
+        return MPI_Igather(s, n, MPI_CHAR, r, n, MPI_CHAR, root, w, q);
+    if (strcmp(what, "scatter") == 0)
+        return MPI_Iscatter(s, n, MPI_CHAR, r, n, MPI_CHAR, root, w, q);
+    if (strcmp(what, "allgather") == 0)
+        return MPI_Iallgather(s, n, MPI_CHAR, r, n, MPI_CHAR, w, q);
+    if (strcmp(what, "reduce_scatter") == 0)
+        return MPI_Ireduce_scatter_block(s, r, n, MPI_CHAR, MPI_SUM, w, q);
+    if (strcmp(what, "scan") == 0)
+        return MPI_Iscan(s, r, n, MPI_CHAR, MPI_SUM, w, q);
+    if (strcmp(what, "exscan") == 0)
+        return MPI_Iexscan(s, r, n, MPI_CHAR, MPI_SUM, w, q);
+    return -1;
+}
+
 /* One call; n bytes is the message size OSU reports (per rank block for
- * gather/scatter/allgather/reduce_scatter); a persistent one is a start
- * and its wait. */
+ * gather/scatter/allgather/reduce_scatter); a nonblocking or persistent
+ * one is a start and its wait. */
 static int one(const char *what, char *s, char *r, int n, int root, int size)
 {
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Request q;
+    if (what[0] == 'i') {
+        int rc = start(what + 1, s, r, n, root, &q);
+        return rc == MPI_SUCCESS ? MPI_Wait(&q, MPI_STATUS_IGNORE) : rc;
+    }
     if (strcmp(what, "allreduce") == 0)
         return MPI_Allreduce(s, r, n, MPI_CHAR, MPI_SUM, w);
     if (strcmp(what, "reduce") == 0)
@@ -65,14 +99,6 @@ static int one(const char *what, char *s, char *r, int n, int root, int size)
         return MPI_Scan(s, r, n, MPI_CHAR, MPI_SUM, w);
     if (strcmp(what, "exscan") == 0)
         return MPI_Exscan(s, r, n, MPI_CHAR, MPI_SUM, w);
-    if (strcmp(what, "iallreduce") == 0) {
-        MPI_Iallreduce(s, r, n, MPI_CHAR, MPI_SUM, w, &q);
-        return MPI_Wait(&q, MPI_STATUS_IGNORE);
-    }
-    if (strcmp(what, "ibcast") == 0) {
-        MPI_Ibcast(s, n, MPI_CHAR, root, w, &q);
-        return MPI_Wait(&q, MPI_STATUS_IGNORE);
-    }
     if (strcmp(what, "pallreduce") == 0 || strcmp(what, "pbcast") == 0) {
         if (!preq_made) {                 /* made at the size's first call */
             if (what[1] == 'a')

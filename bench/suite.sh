@@ -1,7 +1,9 @@
 #!/bin/sh
 # suite.sh -- the benchmark suite: in one run, OSU-style latency tables of
-# several collectives at 4 B to 4 MiB for four configurations of the same
-# plain bench/lat binary on this machine:
+# collectives, blocking and nonblocking, at 4 B to 4 MiB for four
+# configurations of the same plain bench/lat binary on this machine, in
+# alternated rounds (each round runs the configurations in another order;
+# a cell is the median of the rounds' medians):
 #   mpich-shm  plain MPICH (shared memory within the node)
 #   mpich-tcp  plain MPICH with UCX_TLS=self,tcp
 #   acis-udp   LD_PRELOAD=libacis.so, offload on, UDP channel to the switch
@@ -18,8 +20,10 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 MPIEXEC=${MPIEXEC:-mpiexec.mpich}
-all_colls="allreduce reduce bcast barrier allgather gather scatter reduce_scatter scan exscan iallreduce ibcast"
-configs="mpich-shm mpich-tcp acis-udp acis-shm"
+blocking="allreduce reduce bcast barrier allgather gather scatter reduce_scatter scan exscan"
+all_colls="$blocking $(for c in $blocking; do printf 'i%s ' "$c"; done)"
+all_configs="mpich-shm mpich-tcp acis-udp acis-shm"
+configs=$all_configs
 
 usage() {
     cat <<EOF
@@ -27,9 +31,13 @@ usage: bench/suite.sh [options]
   --np N           ranks (default 2)
   --build DIR      build directory with bench/lat and .libs/libacis.so
                    (default: build/ in the source tree)
-  --colls LIST     comma-separated collectives (default
+  --colls LIST     comma-separated collectives, or all (default
                    allreduce,reduce,bcast,barrier,allgather,gather); allowed:
                    $(echo "$all_colls" | tr ' ' ,)
+                   (an i in front: the nonblocking form and its wait)
+  --configs LIST   comma-separated configurations (default all four):
+                   $(echo "$all_configs" | tr ' ' ,)
+  --rounds N       alternated rounds, 1..20 (default 3; 1 with --quick)
   --sizes LIST     comma-separated message sizes in bytes, 1..268435456
   --max BYTES      sizes 4, 16, 64, ... up to BYTES (default 4194304)
   --out DIR        output directory (default bench/results/DATE-npN/)
@@ -70,6 +78,7 @@ sizes=
 max=
 out=
 quick=0
+rounds=
 run_timeout=120
 while [ $# -gt 0 ]; do
     opt=$1
@@ -79,11 +88,11 @@ while [ $# -gt 0 ]; do
     case $opt in
     -h | --help) usage; exit 0 ;;
     --quick) quick=1; shift; continue ;;
-    --np | --build | --colls | --sizes | --max | --out | --timeout)
+    --np | --build | --colls | --configs | --rounds | --sizes | --max | --out | --timeout)
         [ $# -ge 2 ] || die "$opt needs a value"
         val=$2
         shift 2 ;;
-    *) die "unknown option '$opt' (allowed: --np --build --colls --sizes --max --out --quick --timeout --help)" ;;
+    *) die "unknown option '$opt' (allowed: --np --build --colls --configs --rounds --sizes --max --out --quick --timeout --help)" ;;
     esac
     case $opt in
     --np)
@@ -92,6 +101,7 @@ while [ $# -gt 0 ]; do
         np=$val ;;
     --build) build=$val ;;
     --colls)
+        [ "$val" = all ] && val=$(echo $all_colls | tr ' ' ,)
         [ -n "$val" ] || die "--colls: empty list (allowed: $(echo "$all_colls" | tr ' ' ,))"
         for c in $(echo "$val" | tr , ' '); do
             case " $all_colls " in
@@ -100,6 +110,19 @@ while [ $# -gt 0 ]; do
             esac
         done
         colls=$val ;;
+    --configs)
+        [ -n "$val" ] || die "--configs: empty list (allowed: $(echo "$all_configs" | tr ' ' ,))"
+        for c in $(echo "$val" | tr , ' '); do
+            case " $all_configs " in
+            *" $c "*) ;;
+            *) die "--configs: unknown configuration '$c' (allowed: $(echo "$all_configs" | tr ' ' ,))" ;;
+            esac
+        done
+        configs=$(echo "$val" | tr , ' ') ;;
+    --rounds)
+        is_count "$val" && [ "$val" -le 20 ] ||
+            die "--rounds: '$val' is not a number of rounds (an integer from 1 to 20)"
+        rounds=$val ;;
     --sizes)
         [ -n "$val" ] || die "--sizes: empty list (comma-separated byte counts, 1..268435456)"
         for s in $(echo "$val" | tr , ' '); do
@@ -160,6 +183,7 @@ reps=5
 cut=1      # iterations are divided by this
 budget=0.2 # seconds at most per repetition (bench/lat -b), so a loaded machine cannot stall the run
 [ "$quick" = 1 ] && reps=3 cut=10 budget=0.05
+[ -n "$rounds" ] || { [ "$quick" = 1 ] && rounds=1 || rounds=3; }
 oversubscribed=0
 if [ "$np" -gt "$cores" ]; then
     # MPICH busy-polls: with more ranks than cores each call waits for the
@@ -167,8 +191,10 @@ if [ "$np" -gt "$cores" ]; then
     oversubscribed=1 reps=3 cut=$((cut * 50))
 fi
 
+is_barrier() { [ "$1" = barrier ] || [ "$1" = ibarrier ]; }
+
 iterations() {   # iterations COLL SIZE: calls per repetition, fewer for large messages
-    if [ "$1" = barrier ]; then
+    if is_barrier "$1"; then
         n=2000
     else
         n=$((16777216 / $2))
@@ -183,8 +209,8 @@ iterations() {   # iterations COLL SIZE: calls per repetition, fewer for large m
 mpi_name() {     # mpi_name COLL: the row of acis's statistics table
     case $1 in
     reduce_scatter) echo MPI_Reduce_scatter_block ;;
-    iallreduce) echo MPI_Iallreduce ;;
-    ibcast) echo MPI_Ibcast ;;
+    i*) n=$(mpi_name "${1#i}"); n=${n#MPI_}
+        echo "MPI_I$(echo "$n" | cut -c1 | tr '[:upper:]' '[:lower:]')$(echo "$n" | cut -c2-)" ;;
     *) echo "MPI_$(echo "$1" | cut -c1 | tr '[:lower:]' '[:upper:]')$(echo "$1" | cut -c2-)" ;;
     esac
 }
@@ -208,14 +234,14 @@ load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)
 
 nrows=0
 for c in $colls; do
-    if [ "$c" = barrier ]; then nrows=$((nrows + 1)); else nrows=$((nrows + $(echo "$sizes" | wc -w))); fi
+    if is_barrier "$c"; then nrows=$((nrows + 1)); else nrows=$((nrows + $(echo "$sizes" | wc -w))); fi
 done
-total=$((nrows * 4))
+total=$((nrows * $(echo $configs | wc -w) * rounds))
 
 {
     echo "# acis benchmark suite, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), nproc $cores, load $load, MPICH $mpich_version, $np ranks, acis $tree"
     echo "# command: $command_line"
-    echo "# bench/lat median of $reps repetitions (slowest rank), us per call; repetitions capped at $budget s; calls per repetition in $log"
+    echo "# each cell: the median of $rounds alternated rounds, each bench/lat's median of $reps repetitions (slowest rank), us per call; repetitions capped at $budget s; calls per repetition and every round's figure in $log and rounds.csv"
     [ "$quick" = 1 ] && echo "# --quick: a tenth of the iterations; figures are rough"
     awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l + 0 >= c) }' &&
         echo "# load average $load on $cores cores at the start: other work shares this machine; figures are not comparable with a quiet run"
@@ -228,6 +254,8 @@ total=$((nrows * 4))
     echo "# command: $command_line"
 } >"$log"
 echo "collective,bytes,config,median_us,min_us,offloaded" >"$csv"
+rcsv=$out/rounds.csv
+echo "collective,bytes,config,round,median_us,min_us,offloaded,cell" >"$rcsv"
 [ "$oversubscribed" = 1 ] &&
     echo "bench/suite.sh: $np ranks on $cores cores: iterations cut to 1/50; MPICH crawls oversubscribed" >&2
 
@@ -241,10 +269,10 @@ progress() {     # progress COLL SIZE CONFIG
     if [ -t 2 ]; then printf '\r%s\033[K' "$status" >&2; else echo "$status" >&2; fi
 }
 
-# run_one CONFIG COLL SIZE ITERS: one mpiexec of bench/lat; appends a CSV
-# row and leaves the table cell in $tmp/cell.
+# run_one CONFIG COLL SIZE ITERS ROUND: one mpiexec of bench/lat; appends
+# "median,min,offloaded,cell" to $tmp/got-CONFIG and a row to rounds.csv.
 run_one() {
-    config=$1 coll=$2 size=$3 iters=$4
+    config=$1 coll=$2 size=$3 iters=$4 round=$5
     case $config in
     mpich-shm) set -- ;;
     mpich-tcp) set -- UCX_TLS=self,tcp ;;
@@ -254,7 +282,7 @@ run_one() {
     warm=$((iters / 10 + 1))
     {
         echo
-        echo "== $coll $size B $config, at most $iters calls per repetition (bench/lat's 4th field: used)"
+        echo "== $coll $size B $config, round $round, at most $iters calls per repetition (bench/lat's 4th field: used)"
         echo "\$ env -u LD_PRELOAD -u UCX_TLS $* $MPIEXEC -n $np $lat -t $coll -s $size -i $iters -x $warm -r $reps -b $budget"
     } >>"$log"
     rc=0
@@ -299,9 +327,45 @@ run_one() {
         esac
     fi
     label=$size
-    [ "$coll" = barrier ] && label=0
-    echo "$coll,$label,$config,$med,$min,$offloaded" >>"$csv"
-    echo "$cell" >"$tmp/cell"
+    is_barrier "$coll" && label=0
+    echo "$coll,$label,$config,$round,$med,$min,$offloaded,$cell" >>"$rcsv"
+    echo "$med,$min,$offloaded,$cell" >>"$tmp/got-$config"
+}
+
+# settle CONFIG COLL LABEL: the rounds of CONFIG (in $tmp/got-CONFIG) as
+# one cell: the median of the rounds' medians, or the first word a round
+# gave instead of a figure (timeout, failed, fallback, partial); appends
+# the CSV row and leaves the cell in $tmp/cell.
+settle() {
+    if [ ! -s "$tmp/got-$1" ]; then
+        echo - >"$tmp/cell"
+        return
+    fi
+    awk -F, -v c="$2" -v l="$3" -v cfg="$1" -v csv="$csv" '
+        { n++; if ($4 !~ /^[0-9.]+$/ && word == "") word = $4
+          if ($1 != "") { m[++k] = $1; if (lo == "" || $2 + 0 < lo + 0) lo = $2 }
+          off = (n == 1 || off == $3) ? $3 : "partial" }
+        END {
+            for (i = 1; i <= k; i++)          # insertion sort of the medians
+                for (j = i; j > 1 && m[j] + 0 < m[j - 1] + 0; j--) { t = m[j]; m[j] = m[j - 1]; m[j - 1] = t }
+            med = k ? (k % 2 ? m[(k + 1) / 2] : (m[k / 2] + m[k / 2 + 1]) / 2) : ""
+            printf "%s,%s,%s,%s,%s,%s\n", c, l, cfg, med, lo, off >> csv
+            if (word != "") print word; else printf "%.2f\n", med
+        }' "$tmp/got-$1" >"$tmp/cell"
+    rm -f "$tmp/got-$1"
+}
+
+# rotate N WORDS...: the words, starting at the N-th (0-based), wrapped.
+rotate() {
+    k=$1
+    shift
+    n=$#
+    i=0
+    while [ "$i" -lt "$n" ]; do
+        j=$(((i + k) % n + 1))
+        eval "printf '%s ' \"\${$j}\""
+        i=$((i + 1))
+    done
 }
 
 ratio() {        # ratio ACIS_CELL MPICH_CELL
@@ -311,7 +375,7 @@ ratio() {        # ratio ACIS_CELL MPICH_CELL
 
 for coll in $colls; do
     rows=$sizes
-    [ "$coll" = barrier ] && rows=0
+    is_barrier "$coll" && rows=0
     {
         echo
         echo "### $coll"
@@ -320,13 +384,22 @@ for coll in $colls; do
         echo "|---:|---:|---:|---:|---:|---:|---:|"
     } >"$tmp/table"
     for size in $rows; do
-        if [ "$coll" = barrier ]; then run_size=4 label=-; else run_size=$size label=$size; fi
+        if is_barrier "$coll"; then run_size=4 label=-; else run_size=$size label=$size; fi
         iters=$(iterations "$coll" "$run_size")
         line="| $label"
-        for config in $configs; do
-            if [ "$coll" = barrier ]; then progress "$coll" - "$config"
-            else progress "$coll" "$(human "$size")" "$config"; fi
-            run_one "$config" "$coll" "$run_size" "$iters"
+        round=1
+        while [ "$round" -le "$rounds" ]; do
+            for config in $(rotate $((round - 1)) $configs); do
+                if is_barrier "$coll"; then progress "$coll" - "$config"
+                else progress "$coll" "$(human "$size")" "$config"; fi
+                run_one "$config" "$coll" "$run_size" "$iters" "$round"
+            done
+            round=$((round + 1))
+        done
+        csv_label=$size
+        is_barrier "$coll" && csv_label=0
+        for config in $all_configs; do
+            settle "$config" "$coll" "$csv_label"
             cell=$(cat "$tmp/cell")
             eval "cell_$(echo "$config" | tr - _)=\$cell"
             line="$line | $cell"
@@ -339,7 +412,7 @@ for coll in $colls; do
         sort "$tmp/notes-$coll" | uniq -c | while read -r n rest; do
             config=${rest%%|*} rest=${rest#*|}
             why=${rest%%|*} msg=${rest#*|}
-            echo "Not offloaded: $config at $n size(s); MPICH ran the calls (${why:-no reason counted})${msg:+: $msg}."
+            echo "Not offloaded: $config in $n run(s); MPICH ran the calls (${why:-no reason counted})${msg:+: $msg}."
         done >>"$tmp/table"
     fi
     [ -t 2 ] && printf '\r\033[K' >&2
@@ -378,7 +451,7 @@ width=$((640 * across))
 for coll in $colls; do
     # One file per collective: bytes, then a latency column per configuration,
     # empty where acis did not offload or the run failed.
-    awk -F, -v c="$coll" -v cfgs="$configs" '
+    awk -F, -v c="$coll" -v cfgs="$all_configs" '
         BEGIN { n = split(cfgs, cfg, " ") }
         NR > 1 && $1 == c {
             if (!($2 in seen)) { seen[$2] = 1; order[++rows] = $2 }
@@ -394,9 +467,9 @@ for coll in $colls; do
         }' "$csv" >"$tmp/plot-$coll.csv"
     plots=
     i=2
-    for config in $configs; do
+    for config in $all_configs; do
         if awk -F, -v i="$i" '$i != "-" { found = 1 } END { exit !found }' "$tmp/plot-$coll.csv"; then
-            if [ "$coll" = barrier ]; then
+            if is_barrier "$coll"; then
                 plots="$plots${plots:+, }'$tmp/plot-$coll.csv' using ($i - 1):$i with boxes lc $((i - 1)) title '$config'"
             else
                 plots="$plots${plots:+, }'$tmp/plot-$coll.csv' using 1:$i with linespoints lc $((i - 1)) pt $((i + 3)) title '$config'"
@@ -413,7 +486,7 @@ for coll in $colls; do
     {
         echo "set title '$coll, $np ranks'"
         echo "set ylabel 'latency (us)'"
-        if [ "$coll" = barrier ]; then
+        if is_barrier "$coll"; then
             echo "unset logscale; set logscale y; set xrange [0.3:4.7]; set xtics ('mpich-shm' 1, 'mpich-tcp' 2, 'acis-udp' 3, 'acis-shm' 4)"
             echo "set xlabel ''; set style fill solid 0.6; set boxwidth 0.6; set yrange [*:*]"
         else
