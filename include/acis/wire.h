@@ -376,7 +376,10 @@ static inline void acis_put64(uint8_t *p, uint64_t v)
     acis_put32(p, (uint32_t)v);
     acis_put32(p + 4, (uint32_t)(v >> 32));
 }
-__attribute__((always_inline)) static inline uint64_t acis_get64(const uint8_t *p)
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline uint64_t acis_get64(const uint8_t *p)
 {
     return (uint64_t)acis_get32(p) | (uint64_t)acis_get32(p + 4) << 32;
 }

@@ -88,10 +88,13 @@ int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
     z->rows = c.off - at;
     z->row = sizeof *cts + wb;
     at = c.off;
+    /* a set-up's bitmaps and link counts, whole words each (the next
+     * set-up's bitmaps are read as 64-bit words) */
+    size_t su_extra = (2 * wb + links * sizeof(uint32_t) + 7) / 8 * 8;
     struct sw_setup *sus = take(&c, sizeof *sus * z->setups, 8);
-    uint8_t *sbits = take(&c, (2 * wb + links * sizeof(uint32_t)) * z->setups, 8);
+    uint8_t *sbits = take(&c, su_extra * z->setups, 8);
     z->setups_bytes = c.off - at;
-    z->setup = sizeof *sus + 2 * wb + links * sizeof(uint32_t);
+    z->setup = sizeof *sus + su_extra;
     at = c.off;
     uint8_t *scratch = take(&c, sw_round(o->payload), SW_ALIGN);
     uint32_t *group = take(&c, 2 * sizeof(uint32_t) * o->ports, 8);
@@ -127,7 +130,7 @@ int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
     for (uint32_t r = 0; r < o->tables; r++)
         cts[r].ports = (uint64_t *)(cbits + wb * r);
     for (uint32_t s = 0; s < z->setups; s++) {
-        uint8_t *b = sbits + (2 * wb + links * sizeof(uint32_t)) * s;
+        uint8_t *b = sbits + su_extra * s;
         sus[s].hosts = (uint64_t *)b;
         sus[s].acked = (uint64_t *)(b + wb);
         sus[s].count = (uint32_t *)(b + 2 * wb);

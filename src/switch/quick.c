@@ -16,9 +16,9 @@
  * member number, what it asks back, and not being a duplicate.  Anything
  * else -- a first piece, a repeat, an error, a link, a control packet,
  * anything malformed -- returns 0 untouched and takes the full path, which
- * counts and drops what it must.  check_switch's quick_same_as_full feeds
- * mutated packets to a switch with this path and one without and
- * requires the same answers and counters. */
+ * counts and drops what it must.  test/unit/check_quick.c feeds mutated
+ * packets to a switch with this path and one without and requires the
+ * same answers and counters. */
 #include "config.h"
 
 #include <stdint.h>

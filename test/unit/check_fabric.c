@@ -640,6 +640,20 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* A spine with an odd number of links, two set-ups in progress at once:
+ * the second's bitmaps are whole 64-bit words (the sanitized run checks
+ * the alignment of every word the set-up reads). */
+START_TEST(odd_links_two_setups)
+{
+    setup_fabric("fattree:leaves=3,spines=1,radix=4", 256, 6);
+    join(0, 5, 0, 2, 0);                      /* host 0's half of a 2-member set-up */
+    struct sim_comm *w = world(6);            /* meanwhile, everyone's */
+    every_kind(w, 62);
+    comm_free(w);
+    ck_assert_uint_eq(reply_of(0), 0xffffffffu);   /* the first still waits */
+}
+END_TEST
+
 /* ------------------------------------------------ one core below a parent */
 
 struct wire_log {
@@ -1155,6 +1169,7 @@ int main(void)
     tcase_add_test(t, torus_4x4x4);
     tcase_add_test(t, two_jobs);
     tcase_add_test(t, refusals);
+    tcase_add_test(t, odd_links_two_setups);
     tcase_add_test(t, repeat_join_same_answer);
     tcase_add_test(t, job_limit_at_the_top);
     tcase_add_test(t, table_bounds);

@@ -285,10 +285,11 @@ void sim_leave(struct sim *s, int h)
 
 void sim_send_raw(struct sim *s, int h, const void *pkt, size_t len)
 {
+    const int *peer = &s->hosts[h].id;   /* where a service answer goes */
     if (s->fab)
-        acis_fabric_input(s->fab, s->hosts[h].port, NULL, pkt, len);
+        acis_fabric_input(s->fab, s->hosts[h].port, peer, pkt, len);
     else
-        acis_sw_input(s->sw, s->hosts[h].port, NULL, pkt, len);
+        acis_sw_input(s->sw, s->hosts[h].port, peer, pkt, len);
 }
 
 /* A data packet from a host, lost or doubled on the way up as set. */
