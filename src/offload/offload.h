@@ -143,6 +143,50 @@ struct acis_exec;
  * early_from and nearly without the lock (only its calls change them).
  * It is taken off those lists, and acis_comm.off and the row cleared,
  * under the lock before it is freed (acis_ct_drop_off). */
+/* A blocking call on the short path, prepared (short.c): what does not
+ * change between calls of the same shape on the same communicator.  Its
+ * stream but for positions and buffers, its one packet but for sequence
+ * number, slot and round, and where its images start: image =
+ * (from_rbuf ? rbuf : sbuf) + at. */
+struct acis_short {
+    struct acis_stream st;        /* src_buf, dst_buf unset */
+    struct acis_hdr h;            /* seq, slot, flags set per call */
+    uint64_t src_at, dst_at;      /* images, from the caller's buffer */
+    uint64_t pl_at;               /* the payload, from the source image */
+    uint64_t own_at, own_len;     /* scatter root: its block, from the
+                                     source image, copied to dst */
+    uint8_t src_rbuf, dst_rbuf;   /* which caller buffer each image is in */
+    uint8_t has_src, has_dst;
+    uint8_t early, own_block;
+};
+
+/* The quick path's cache (qcache.c): calls prepared on the short path,
+ * by the shape of their arguments (struct acis_qkey), with what
+ * acis_select() concluded of them.  Only shapes whose datatypes are
+ * predefined (handles MPI never frees or reuses) are kept; an entry is
+ * good while its communicator's row is (ctx). */
+struct acis_qkey {
+    int coll, root;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;    /* MPI_DATATYPE_NULL where insignificant */
+    uint8_t sinplace, rinplace;
+};
+struct acis_qentry {
+    struct acis_qkey key;
+    uint32_t ctx;                 /* 0: empty */
+    int kind, wop;                /* acis_select()'s results for the call */
+    MPI_Datatype dtype;
+    struct acis_dtinfo dt;
+    uint64_t elems, bytes;
+    struct acis_short s;
+};
+#define ACIS_QCACHE 4
+struct acis_qcache {
+    struct acis_qentry e[ACIS_QCACHE];
+    uint32_t next;                /* the entry replaced next */
+    uint32_t last;                /* the entry found last */
+};
+
 struct acis_coff {
     struct acis_window win;
     uint32_t seq;
@@ -160,6 +204,7 @@ struct acis_coff {
     uint32_t nearly;              /* of those, answers still to take */
     uint64_t early_from;          /* no early call is out before this
                                      position (early.c) */
+    struct acis_qcache quick;     /* a call on cs only (short.c, qcache.c) */
 };
 
 /* Engine: hook into the device and communicator table (a communicator's
@@ -445,6 +490,23 @@ int acis_offload_flat(struct acis_call *c);
  * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
 
+/* The quick path (short.c), before acis_select(): a blocking broadcast,
+ * scatter or gather whose shape the short path prepared before on this
+ * communicator runs from the cached preparation, counted and decided
+ * as acis_select() would.  1 with *rc the call's result, 0 if the call
+ * takes the ordinary way (nothing was counted or changed). */
+int acis_short_quick(struct acis_call *c, int *rc);
+
+/* The quick path's cache (qcache.c): the key of c (0, or -1 if its shape
+ * is not kept: a datatype not predefined, an entry point not kept); c's
+ * entry on co, or NULL; keep c, prepared as s, on co (c selected:
+ * acis_select() filled it). */
+int acis_qcache_key(const struct acis_call *c, int rank, struct acis_qkey *k);
+struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_qkey *k,
+                                     uint32_t ctx);
+void acis_qcache_keep(struct acis_coff *co, const struct acis_qkey *k, uint32_t ctx,
+                      const struct acis_call *c, const struct acis_short *s);
+
 /* Early returns (early.c).  A member of a blocking broadcast, scatter or
  * gather of at most ACIS_EARLY_MAX bytes that has nothing to receive (the
  * root of a broadcast or scatter, a leaf of a gather) returns, on the
@@ -459,10 +521,14 @@ static inline int acis_early_kind(unsigned kind, uint64_t total)
     return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER || kind == ACIS_K_GATHER) &&
            total <= ACIS_EARLY_MAX;
 }
-/* Keep the short path's stream st, posted with ticket (ACIS_DEV_TICKET
- * bytes), as co's early call on its slot (device lock held): 0, or -1
- * without memory for it (the caller waits for the answer instead). */
-int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket);
+/* Where the short path builds an early call on slot (free, device lock
+ * held): its stream and ticket in co's early calls (0, or -1 without
+ * memory for them: the caller waits for the answer instead); once
+ * posted, that it is out, its answer to be taken later. */
+struct acis_dev_ticket;
+int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
+                    struct acis_dev_ticket **t);
+void acis_early_kept(struct acis_coff *co, uint32_t slot);
 /* Wait for co's early answer on the slot of its next segment (all: for
  * every one); takes the device lock itself.  co->early is freed with co
  * (engine.c). */
