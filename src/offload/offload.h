@@ -161,23 +161,21 @@ struct acis_short {
 };
 
 /* The quick path's cache (qcache.c): calls prepared on the short path,
- * by the shape of their arguments (struct acis_qkey), with what
- * acis_select() concluded of them.  Only shapes whose datatypes are
- * predefined (handles MPI never frees or reuses) are kept; an entry is
- * good while its communicator's row is (ctx). */
+ * by their arguments but buffers and communicator (struct acis_qkey).
+ * Only shapes whose datatypes are predefined (handles MPI never frees or
+ * reuses) are kept; an entry is good while its communicator's row is
+ * (ctx). */
 struct acis_qkey {
-    int coll, root;
+    acis_coll_t coll;
+    int root;
     int scount, rcount;
-    MPI_Datatype stype, rtype;    /* MPI_DATATYPE_NULL where insignificant */
-    uint8_t sinplace, rinplace;
+    MPI_Datatype stype, rtype;
+    uint8_t sinplace, rinplace;   /* sbuf, rbuf are MPI_IN_PLACE */
 };
 struct acis_qentry {
     struct acis_qkey key;
     uint32_t ctx;                 /* 0: empty */
-    int kind, wop;                /* acis_select()'s results for the call */
-    MPI_Datatype dtype;
-    struct acis_dtinfo dt;
-    uint64_t elems, bytes;
+    uint64_t bytes;               /* acis_select()'s message bytes (counters) */
     struct acis_short s;
 };
 #define ACIS_QCACHE 4
@@ -497,15 +495,14 @@ int acis_short_run(struct acis_call *c, int *rc);
  * takes the ordinary way (nothing was counted or changed). */
 int acis_short_quick(struct acis_call *c, int *rc);
 
-/* The quick path's cache (qcache.c): the key of c (0, or -1 if its shape
- * is not kept: a datatype not predefined, an entry point not kept); c's
- * entry on co, or NULL; keep c, prepared as s, on co (c selected:
- * acis_select() filled it). */
-int acis_qcache_key(const struct acis_call *c, int rank, struct acis_qkey *k);
-struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_qkey *k,
+/* The quick path's cache (qcache.c): the entry on co of a call shaped as
+ * c, or NULL; keep c (selected: acis_select() filled it), prepared as s,
+ * on co if its shape can be (its datatypes that count on rank are
+ * predefined). */
+struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_call *c,
                                      uint32_t ctx);
-void acis_qcache_keep(struct acis_coff *co, const struct acis_qkey *k, uint32_t ctx,
-                      const struct acis_call *c, const struct acis_short *s);
+void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint32_t ctx,
+                      const struct acis_short *s);
 
 /* Early returns (early.c).  A member of a blocking broadcast, scatter or
  * gather of at most ACIS_EARLY_MAX bytes that has nothing to receive (the

@@ -1,77 +1,51 @@
 /* qcache.c -- the quick path's cache: blocking broadcasts, scatters and
  * gathers the short path prepared (short.c), kept on their
  * communicator's offload state (acis_coff.quick, freed with it) by the
- * shape of their arguments, so that the next call of that shape needs no
- * selection, plan or packet of its own.
+ * arguments that shaped them, so that the next call of that shape needs
+ * no selection, plan or packet of its own.
  *
- * The key is everything acis_select() and the plan read of a call but
- * its buffers: entry point, root, counts and datatypes where they are
- * significant on this rank, and which buffers are MPI_IN_PLACE.  Where the
- * buffers are comes in with each call; their layout is the datatypes',
- * so only predefined datatypes are kept: a derived type's handle may be
- * freed and given to another type between two calls, a predefined one
- * never.  What else selection reads is the same for the whole run
- * (CVARs are read once at MPI_Init) or looked at on every call
- * (short.c).  An entry names the row it was made on (ctx): a
+ * The key is every argument but the buffers and the communicator: entry
+ * point, root, counts, datatypes, and which buffers are MPI_IN_PLACE --
+ * all of them, those MPI ignores on this rank too (a call that passes
+ * others there just misses).  Where the buffers are comes with each call;
+ * how the data lies in them is the datatypes', so a shape is kept only if
+ * every datatype that counts on this rank is predefined: a derived type's
+ * handle may be freed and given to another type between two calls, a
+ * predefined one never.  What else selection reads is the same for the
+ * whole run (CVARs are read once, at MPI_Init) or looked at on every
+ * call (short.c).  An entry names the row it was made on (ctx): a
  * communicator set up on another row misses it. */
 #include "config.h"
 
 #include "offload.h"
 
-int acis_qcache_key(const struct acis_call *c, int rank, struct acis_qkey *k)
+static struct acis_qkey key_of(const struct acis_call *c)
 {
-    int is_root = rank == c->root;
-    *k = (struct acis_qkey){ .coll = c->coll, .root = c->root,
-                             .stype = MPI_DATATYPE_NULL, .rtype = MPI_DATATYPE_NULL };
-    switch (c->coll) {
-    case ACIS_COLL_BCAST:
-        k->scount = c->scount;
-        k->stype = c->stype;
-        break;
-    case ACIS_COLL_GATHER:
-        k->sinplace = c->sbuf == MPI_IN_PLACE;
-        if (!k->sinplace) {
-            k->scount = c->scount;
-            k->stype = c->stype;
-        }
-        if (is_root) {
-            k->rcount = c->rcount;
-            k->rtype = c->rtype;
-        }
-        break;
-    case ACIS_COLL_SCATTER:
-        k->rinplace = c->rbuf == MPI_IN_PLACE;
-        if (is_root) {
-            k->scount = c->scount;
-            k->stype = c->stype;
-        }
-        if (!k->rinplace) {
-            k->rcount = c->rcount;
-            k->rtype = c->rtype;
-        }
-        break;
-    default:
-        return -1;
-    }
-    return 0;
+    return (struct acis_qkey){ .coll = c->coll, .root = c->root, .scount = c->scount,
+                               .rcount = c->rcount, .stype = c->stype, .rtype = c->rtype,
+                               .sinplace = c->sbuf == MPI_IN_PLACE,
+                               .rinplace = c->rbuf == MPI_IN_PLACE };
 }
 
-static int same(const struct acis_qkey *a, const struct acis_qkey *b)
+/* e was kept for a call shaped as c on the row ctx. */
+static inline int same(const struct acis_qentry *e, const struct acis_call *c, uint32_t ctx)
 {
-    return a->coll == b->coll && a->root == b->root && a->scount == b->scount &&
-           a->stype == b->stype && a->rcount == b->rcount && a->rtype == b->rtype &&
-           a->sinplace == b->sinplace && a->rinplace == b->rinplace;
+    const struct acis_qkey *k = &e->key;
+    return e->ctx == ctx && k->coll == c->coll && k->root == c->root &&
+           k->scount == c->scount && k->stype == c->stype && k->rcount == c->rcount &&
+           k->rtype == c->rtype && k->sinplace == (c->sbuf == MPI_IN_PLACE) &&
+           k->rinplace == (c->rbuf == MPI_IN_PLACE);
 }
 
-struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_qkey *k,
+struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_call *c,
                                      uint32_t ctx)
 {
     struct acis_qentry *e = &co->quick.e[co->quick.last];
-    if (e->ctx == ctx && ctx && same(&e->key, k))
-        return e;                       /* the shape of the call before */
+    if (!ctx || same(e, c, ctx))
+        return ctx ? e : NULL;          /* the shape of the call before */
     for (uint32_t i = 0; i < ACIS_QCACHE; i++) {
         e = &co->quick.e[i];
-        if (e->ctx == ctx && ctx && same(&e->key, k)) {
+        if (same(e, c, ctx)) {
             co->quick.last = i;
             return e;
         }
@@ -79,31 +53,44 @@ struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_qke
     return NULL;
 }
 
-/* A datatype the key may name: MPI_DATATYPE_NULL (not significant) or a
- * predefined one. */
-static int keepable(MPI_Datatype t)
+/* A datatype that counts: a predefined one may be kept. */
+static int predefined(MPI_Datatype t)
 {
     struct acis_dtinfo dt;
-    return t == MPI_DATATYPE_NULL || (acis_dtype_info(t, &dt) == 0 && dt.predefined);
+    return acis_dtype_info(t, &dt) == 0 && dt.predefined;
 }
 
-void acis_qcache_keep(struct acis_coff *co, const struct acis_qkey *k, uint32_t ctx,
-                      const struct acis_call *c, const struct acis_short *s)
+/* The datatypes that count on this rank are predefined. */
+static int keepable(const struct acis_call *c, int rank)
 {
-    if (!co || !ctx || !keepable(k->stype) || !keepable(k->rtype))
+    int is_root = rank == c->root;
+    switch (c->coll) {
+    case ACIS_COLL_BCAST:
+        return predefined(c->stype);
+    case ACIS_COLL_GATHER:
+        return (c->sbuf == MPI_IN_PLACE || predefined(c->stype)) &&
+               (!is_root || predefined(c->rtype));
+    case ACIS_COLL_SCATTER:
+        return (!is_root || predefined(c->stype)) &&
+               (c->rbuf == MPI_IN_PLACE || predefined(c->rtype));
+    default:
+        return 0;
+    }
+}
+
+void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint32_t ctx,
+                      const struct acis_short *s)
+{
+    if (!co || !ctx || c->inner || !keepable(c, rank))
         return;
-    struct acis_qentry *e = acis_qcache_find(co, k, ctx);
+    struct acis_qentry *e = acis_qcache_find(co, c, ctx);
     if (!e) {
         e = &co->quick.e[co->quick.next];
+        co->quick.last = co->quick.next;
         co->quick.next = (co->quick.next + 1) % ACIS_QCACHE;
     }
-    e->key = *k;
+    e->key = key_of(c);
     e->ctx = ctx;
-    e->kind = c->kind;
-    e->wop = c->wop;
-    e->dtype = c->dtype;
-    e->dt = c->dt;
-    e->elems = c->elems;
     e->bytes = c->bytes;
     e->s = *s;
 }

@@ -144,8 +144,7 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     st->src_buf = src;
     st->dst_buf = dst;
     st->seq = ++co->seq;
-    acis_stream_start(st, &co->win);
-    acis_stream_next_like(st, &co->win, &h, 0);
+    acis_stream_start_like(st, &co->win, &h, 0);
     int posted = acis_dev_post(&h, h.payload_len ? src + s->pl_at : NULL, t);
     if (posted == 0 && early) {
         acis_early_kept(co, slot);
@@ -208,11 +207,10 @@ refused:
 int acis_short_run(struct acis_call *c, int *rc)
 {
     struct acis_short s;
-    struct acis_qkey k;
     if (!prepare(c, &s))
         return 0;
-    if (!c->inner && !acis_oc.hier && acis_qcache_key(c, c->cs->rank, &k) == 0)
-        acis_qcache_keep(c->cs->off, &k, c->cs->ctx, c, &s);
+    if (!acis_oc.hier)
+        acis_qcache_keep(c->cs->off, c, c->cs->rank, c->cs->ctx, &s);
     return go(c, &s, rc);
 }
 
@@ -225,7 +223,6 @@ int acis_short_run(struct acis_call *c, int *rc)
 int acis_short_quick(struct acis_call *c, int *rc)
 {
     struct acis_comm *cs;
-    struct acis_qkey k;
     struct acis_qentry *e;
     if ((c->coll != ACIS_COLL_BCAST && c->coll != ACIS_COLL_SCATTER &&
          c->coll != ACIS_COLL_GATHER) ||
@@ -237,15 +234,9 @@ int acis_short_quick(struct acis_call *c, int *rc)
     cs = acis_ct.last;                  /* acis_comm_get()'s cache, read first */
     if ((!cs || cs->comm != c->comm || acis_ct.threaded) && !(cs = acis_comm_get(c->comm)))
         return 0;
-    if (cs->state != ACIS_CT_READY || !cs->off || acis_qcache_key(c, cs->rank, &k) != 0 ||
-        !(e = acis_qcache_find(cs->off, &k, cs->ctx)))
+    if (cs->state != ACIS_CT_READY || !cs->off || !(e = acis_qcache_find(cs->off, c, cs->ctx)))
         return 0;
-    c->cs = cs;
-    c->kind = e->kind;
-    c->wop = e->wop;
-    c->dtype = e->dtype;
-    c->dt = e->dt;
-    c->elems = e->elems;
+    c->cs = cs;                         /* what the way on reads of acis_select()'s */
     c->bytes = e->bytes;
     if (!go(c, &e->s, rc)) {
         c->cs = NULL;                   /* the ordinary way selects again */

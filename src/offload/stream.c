@@ -193,15 +193,20 @@ void acis_stream_packet_hdr(const struct acis_stream *s, const struct acis_windo
     fill(s, w, k, h, payload, len);
 }
 
-void acis_stream_next_like(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
-                           uint64_t now)
+void acis_stream_start_like(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
+                            uint64_t now)
 {
-    uint32_t k = s->next++, slot = slot_of(s, w, k);
+    uint64_t pos = w->next_pos++;
+    uint32_t slot = (uint32_t)(pos % w->size);
+    s->nseg = 1;
+    s->pos0 = pos;
+    s->next = 1;
+    s->answered = 0;
+    s->refused = 0;
     h->seq = s->seq;
     h->slot = (uint16_t)slot;
-    h->flags = (uint16_t)((h->flags & ~ACIS_F_ROUND) |
-                          (((s->pos0 + k) / w->size) & 1 ? ACIS_F_ROUND : 0));
-    mark_sent(s, w, k, slot, now);
+    h->flags = (uint16_t)((h->flags & ~ACIS_F_ROUND) | ((pos / w->size) & 1 ? ACIS_F_ROUND : 0));
+    mark_sent(s, w, 0, slot, now);
 }
 
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
