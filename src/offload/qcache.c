@@ -66,7 +66,7 @@ static int keepable(const struct acis_call *c, int rank)
     int is_root = rank == c->root;
     switch (c->coll) {
     case ACIS_COLL_BCAST:
-        return predefined(c->stype);
+        return c->dt.predefined;        /* c->stype's, as acis_select() found */
     case ACIS_COLL_GATHER:
         return (c->sbuf == MPI_IN_PLACE || predefined(c->stype)) &&
                (!is_root || predefined(c->rtype));

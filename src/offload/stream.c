@@ -235,10 +235,13 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload)
 {
-    uint32_t k = h->seg_index;
+    uint32_t k = h->seg_index, slot;
     if (h->flags & ACIS_F_PENDING)
         return 1;                          /* alive, still waiting: nothing to do */
-    if (k >= s->next || acis_stream_has(s, w, k) || h->slot != slot_of(s, w, k) ||
+    /* sent (k < next), still waiting on its slot (not acis_stream_has), and
+     * the answer is that slot's */
+    if (k >= s->next || h->slot != (slot = slot_of(s, w, k)) || !w->busy[slot] ||
+        w->owner[slot] != s || w->seg[slot] != k ||
         ACIS_OPC_KIND(h->opcode) != s->kind || h->total_len != s->total)
         return -1;
     /* A member abstained: the segment is answered, with nothing in it, and
@@ -273,7 +276,7 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     }
 answered:
     s->answered++;
-    free_slot(w, h->slot);
+    free_slot(w, slot);
     return 0;
 }
 
