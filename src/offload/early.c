@@ -104,6 +104,14 @@ static struct acis_early *oldest(struct acis_coff *co)
     return NULL;
 }
 
+int acis_early_sweep(struct acis_coff *co)
+{
+    struct acis_early *e;
+    while ((e = oldest(co)) && take(co, e))
+        ;
+    return e && e == &co->early[co->win.next_pos % co->win.size] ? -1 : 0;
+}
+
 /* Answers come in the order the calls were posted (every member posts in
  * that order): take them oldest first, up to the first still out, so a
  * sweep reads one line of the switch that has not been written yet.  If

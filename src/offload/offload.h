@@ -526,6 +526,10 @@ struct acis_dev_ticket;
 int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
                     struct acis_dev_ticket **t);
 void acis_early_kept(struct acis_coff *co, uint32_t slot);
+/* Take co's early answers that came, oldest first, up to the first
+ * still out (device lock held): 0, or -1 if that one holds the slot of
+ * co's next segment (acis_early_settle waits for it). */
+int acis_early_sweep(struct acis_coff *co);
 /* Wait for co's early answer on the slot of its next segment (all: for
  * every one); takes the device lock itself.  co->early is freed with co
  * (engine.c). */

@@ -120,18 +120,21 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     struct acis_coff *co = cs->off;
     uint8_t *src = s->has_src ? caller_buf(c, s->src_rbuf) + s->src_at : NULL;
     uint8_t *dst = s->has_dst || s->own_block ? caller_buf(c, s->dst_rbuf) + s->dst_at : NULL;
-    if (co && co->nearly)               /* the slot may hold an early call */
-        acis_early_settle(co, 0);
     struct acis_hdr h = s->h, a;
     struct acis_stream own_st, *st = &own_st;
     struct acis_dev_ticket own_t, *t = &own_t;
     const uint8_t *answer;
     uint32_t slot;
 
+    acis_dev_lock();
+    if (co && co->nearly && acis_early_sweep(co) != 0) {
+        acis_dev_unlock();              /* the slot waits for an early call's answer */
+        acis_early_settle(co, 0);
+        acis_dev_lock();
+    }
     /* Nothing in flight anywhere but early calls (early.c): no other
      * collective waits for this process to move it, and this call's slot
      * is free. */
-    acis_dev_lock();
     if (cs->state != ACIS_CT_READY || !co || acis_oc.active || acis_oc.fixing ||
         acis_comm_lost(cs) || co->win.busy[slot = (uint32_t)(co->win.next_pos % co->win.size)]) {
         acis_dev_unlock();
@@ -154,16 +157,18 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
         *rc = MPI_SUCCESS;
         return 1;
     }
-    acis_dev_unlock();
-    if (posted != 0)
+    if (posted != 0) {
+        acis_dev_unlock();
         goto refused;
+    }
 
     /* Under MPI_THREAD_MULTIPLE another thread may start collectives
-     * meanwhile: move them too, as the engine's wait would. */
+     * meanwhile: move them too, as the engine's wait would.  The first
+     * look is under the lock of the post (the last member to post has
+     * its answer at once). */
     int others = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
     uint64_t idle = 0, poked = 0;
     for (;;) {
-        acis_dev_lock();
         int got = acis_dev_answer(t, &a, &answer);
         int taken = got ? acis_stream_answer(st, &co->win, &a, answer) : 0;
         acis_dev_unlock();
@@ -177,6 +182,7 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
             acis_engine_progress();
         acis_mpich_poke(&poked);
         acis_dev_wait_answer(t, idle);
+        acis_dev_lock();
     }
     if (st->refused) {                   /* a member abstained: all redo it in MPICH */
         ACIS_COUNT(redone, 1);
