@@ -59,7 +59,7 @@ struct acis_pers_table {
     int next_tag, wrapped;    /* tags: one per request */
 };
 
-/* Lock ownership: mode down to hier_keyval, nb_class, poke_comm and
+/* Lock ownership: mode down to quick, nb_class, poke_comm and
  * fault_seed are set in MPI_Init (before any other acis thread runs) and
  * read-only until MPI_Finalize (after the helper stopped); active, coffs,
  * inflight, fixing, rejoin_after_ns and fix_nomem_warned are under the
@@ -77,6 +77,9 @@ struct acis_offload_ctx {
     int chan;                 /* its channel (enum of MPIR_CVAR_OFFLOAD_DEVICE) */
     int hier;                 /* node hierarchy: leaders use the switch */
     int hier_keyval;          /* its per-communicator state (hier.c) */
+    int quick;                /* the quick path may run (short.c): a device
+                                 that posts, the short path on, no node
+                                 hierarchy, no VERBOSE reports to make */
     uint64_t rejoin_after_ns; /* no new try to rejoin a failed switch before */
     struct acis_coff *active; /* communicators with collectives in flight
                                  (engine.c, under the device lock) */

@@ -230,9 +230,9 @@ int acis_short_quick(struct acis_call *c, int *rc)
 {
     struct acis_comm *cs;
     struct acis_qentry *e;
-    if ((c->coll != ACIS_COLL_BCAST && c->coll != ACIS_COLL_SCATTER &&
+    if (!acis_oc.quick ||
+        (c->coll != ACIS_COLL_BCAST && c->coll != ACIS_COLL_SCATTER &&
          c->coll != ACIS_COLL_GATHER) ||
-        acis_oc.hier || acis_util.verbose > 0 || !acis_fb.device_ok ||
         atomic_load_explicit(&acis_oc.pers.norphans, memory_order_relaxed) ||
         atomic_load_explicit(&acis_ct.nclosing, memory_order_relaxed) ||
         c->comm == MPI_COMM_NULL)
