@@ -104,6 +104,8 @@ static struct acis_early *oldest(struct acis_coff *co)
     return NULL;
 }
 
+/* Answers that came, oldest first (below); -1 if the first still out
+ * holds the next segment's slot. */
 int acis_early_sweep(struct acis_coff *co)
 {
     struct acis_early *e;

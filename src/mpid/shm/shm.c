@@ -166,6 +166,9 @@ static int shm_wait(struct acis_chan *ch, int timeout_ms)
     return 1;
 }
 
+_Static_assert(sizeof(struct acis_shm_wait) <= ACIS_DEV_TICKET,
+               "a shared-memory wait fits the device's ticket");
+
 /* The short path: the post, without the list of posts poll() goes over.
  * A ticket is the device's struct acis_dev_ticket: the wait is its shm. */
 static int shm_post(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
