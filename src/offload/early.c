@@ -104,14 +104,22 @@ static struct acis_early *oldest(struct acis_coff *co)
     return NULL;
 }
 
-/* Answers that came, oldest first (below); -1 if the first still out
- * holds the next segment's slot. */
+/* Answers that came, oldest first (below), in one walk of the positions
+ * oldest() would walk again and again; -1 if the first still out holds
+ * the next segment's slot. */
 int acis_early_sweep(struct acis_coff *co)
 {
-    struct acis_early *e;
-    while ((e = oldest(co)) && take(co, e))
-        ;
-    return e && e == &co->early[co->win.next_pos % co->win.size] ? -1 : 0;
+    uint64_t end = co->win.next_pos, w = co->win.size;
+    uint64_t pos = co->early_from + w < end ? end - w : co->early_from;
+    for (; co->nearly && pos < end; pos++) {
+        struct acis_early *e = &co->early[pos % w];
+        if (out(co, e) && !take(co, e)) {
+            co->early_from = pos;
+            return pos + w == end ? -1 : 0;     /* its slot is end's */
+        }
+    }
+    co->early_from = end;
+    return 0;
 }
 
 /* Answers come in the order the calls were posted (every member posts in
