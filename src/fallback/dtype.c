@@ -341,6 +341,7 @@ int acis_dtype_info(MPI_Datatype type, struct acis_dtinfo *out)
         size_t ws = acis_wire_dt_size((unsigned)prim);
         out->prim = (uint8_t)prim;
         out->dense = 1;
+        out->predefined = 1;
         out->nprim = 1;
         out->extent = (MPI_Count)ws;
         out->true_lb = 0;
@@ -353,10 +354,12 @@ int acis_dtype_info(MPI_Datatype type, struct acis_dtinfo *out)
         if (PMPI_Type_get_attr(type, acis_fb.type_keyval, &val, &found) ==
                 MPI_SUCCESS && found) {
             *out = *(struct acis_dtinfo *)val;
+            out->predefined = 0;
             return 0;
         }
     }
     int rc = analyse(type, out);
+    out->predefined = 0;
     if (rc == 0 && acis_fb.ready) {
         struct acis_dtinfo *copy = malloc(sizeof *copy);
         if (copy) {

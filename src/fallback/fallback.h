@@ -25,6 +25,8 @@ struct acis_dtinfo {
                             signature mixes types or has one acis lacks */
     uint8_t dense;       /* count instances at buf + true_lb are exactly
                             count * nprim wire elements back to back */
+    uint8_t predefined;  /* a predefined type: its handle is constant, never
+                            freed, never another type's */
     uint64_t nprim;      /* wire elements per instance (prim != NONE) */
     MPI_Count size;      /* MPI_Type_size */
     MPI_Count extent;

@@ -80,8 +80,8 @@ struct acis_chan_ops {
     uint32_t (*max_packet)(struct acis_chan *ch);
     /* Optional, for a reliable channel whose switch publishes answers in
      * place (the short path, acis_dev_post): post one data packet given
-     * as a decoded header and fill the ticket (ACIS_DEV_TICKET bytes) to
-     * wait on, 0, or -1 if the switch refused it; read the answer when it
+     * as a decoded header and fill the ticket (a struct acis_dev_ticket,
+     * device.h, whose union has the channel's own member) to wait on, 0, or -1 if the switch refused it; read the answer when it
      * is there (1), else 0; sleep until it may be, or ms pass. */
     int (*post)(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
                 void *ticket);

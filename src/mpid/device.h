@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "acis/wire.h"
+#include "switch/switch.h"
 
 /* What the switch told us when we joined. */
 struct acis_dev_info {
@@ -117,7 +118,11 @@ uint32_t acis_dev_credits(uint32_t offered, int rcvbuf, int rx_packets, uint32_t
  * counters count these packets as any others. */
 #define ACIS_DEV_TICKET 128
 struct acis_dev_ticket {
-    _Alignas(8) unsigned char b[ACIS_DEV_TICKET];
+    union {
+        _Alignas(8) unsigned char b[ACIS_DEV_TICKET];
+        struct acis_shm_wait shm;       /* the shared-memory channel's: used
+                                           where it is, no copy in or out */
+    };
 };
 int acis_dev_can_post(void);
 int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_dev_ticket *t);

@@ -121,10 +121,10 @@ int acis_dev_sleep(int ms)
     if (acis_dev.ops->wait_on) {                 /* its wait reads what others change */
         struct acis_dev_ticket t;
         acis_dev_lock();
-        int on = acis_dev.ops->wait_on(acis_dev.ch, t.b);
+        int on = acis_dev.ops->wait_on(acis_dev.ch, &t);
         acis_dev_unlock();
         if (on)
-            acis_dev.ops->sleep(acis_dev.ch, t.b, ms);
+            acis_dev.ops->sleep(acis_dev.ch, &t, ms);
         return 0;
     }
     return acis_dev.ops->wait(acis_dev.ch, ms) < 0 ? -1 : 0;

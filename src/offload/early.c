@@ -36,17 +36,28 @@ static int out(const struct acis_coff *co, const struct acis_early *e)
     return co->win.busy[slot] && co->win.owner[slot] == &e->st;
 }
 
-int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket)
+/* co's early calls, made at the first: NULL without memory. */
+static struct acis_early *early_of(struct acis_coff *co)
 {
-    uint32_t slot = (uint32_t)(st->pos0 % co->win.size);
-    if (!co->early && !(co->early = calloc(co->win.size, sizeof *co->early)))
+    if (!co->early)
+        co->early = calloc(co->win.size, sizeof *co->early);
+    return co->early;
+}
+
+int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
+                    struct acis_dev_ticket **t)
+{
+    if (!early_of(co))
         return -1;
-    struct acis_early *e = &co->early[slot];
-    e->st = *st;
-    memcpy(e->t.b, ticket, sizeof e->t.b);
-    co->win.owner[slot] = &e->st;       /* the answer finds this copy */
-    co->nearly++;
+    *st = &co->early[slot].st;
+    *t = &co->early[slot].t;
     return 0;
+}
+
+void acis_early_kept(struct acis_coff *co, uint32_t slot)
+{
+    co->win.owner[slot] = &co->early[slot].st;     /* the answer finds it there */
+    co->nearly++;
 }
 
 /* Take e's answer if it came: 1, else 0 (device lock held). */
@@ -93,27 +104,43 @@ static struct acis_early *oldest(struct acis_coff *co)
     return NULL;
 }
 
-/* Answers come in the order the calls were posted (every member posts in
- * that order): take them oldest first, up to the first still out, so a
- * sweep reads one line of the switch that has not been written yet. */
-static void sweep(struct acis_coff *co)
+/* Answers that came, oldest first (below), in one walk of the positions
+ * oldest() would walk again and again; -1 if the first still out holds
+ * the next segment's slot. */
+int acis_early_sweep(struct acis_coff *co)
 {
-    struct acis_early *e;
-    while ((e = oldest(co)) && take(co, e))
-        ;
+    uint64_t end = co->win.next_pos, w = co->win.size;
+    uint64_t pos = co->early_from + w < end ? end - w : co->early_from;
+    for (; co->nearly && pos < end; pos++) {
+        struct acis_early *e = &co->early[pos % w];
+        if (out(co, e) && !take(co, e)) {
+            co->early_from = pos;
+            return pos + w == end ? -1 : 0;     /* its slot is end's */
+        }
+    }
+    co->early_from = end;
+    return 0;
 }
 
+/* Answers come in the order the calls were posted (every member posts in
+ * that order): take them oldest first, up to the first still out, so a
+ * sweep reads one line of the switch that has not been written yet.  If
+ * that one is on the slot of the next segment (all: if any is left),
+ * wait for it and go on. */
 void acis_early_settle(struct acis_coff *co, int all)
 {
-    uint64_t idle = acis_now_ns(), poked = idle;
+    uint64_t idle = 0, poked = 0;
+    struct acis_early *e;
     acis_dev_lock();
-    for (;;) {
-        sweep(co);
-        struct acis_early *e = oldest(co);
-        if (!e || (!all && e != &co->early[co->win.next_pos % co->win.size]))
+    while ((e = oldest(co))) {
+        if (take(co, e))
+            continue;
+        if (!all && e != &co->early[co->win.next_pos % co->win.size])
             break;
         struct acis_dev_ticket t = e->t;
         acis_dev_unlock();
+        if (!idle)                      /* since the first answer found missing */
+            idle = poked = acis_now_ns();
         /* The other members are on their way to post: one may first need
          * MPICH to move here (a send this rank made after returning). */
         acis_mpich_poke(&poked);

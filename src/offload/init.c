@@ -127,6 +127,8 @@ static int start(void)
                        ? ACIS_MODE_OFF : ACIS_MODE_ACTIVE;
     acis_oc.eager = acis_fb.device_ok && acis_oc.mode == ACIS_MODE_ACTIVE &&
                     ACIS_CV(OFFLOAD_COMM_SETUP) == ACIS_SETUP_EAGER;
+    acis_oc.quick = acis_fb.device_ok && acis_dev_can_post() && ACIS_CV(OFFLOAD_SHORT_PATH) &&
+                    !acis_oc.hier && acis_util.verbose == 0;
     /* MPI_COMM_WORLD's row now, lazy or not: every rank is here, and a
      * program whose first collective on it is nonblocking offloads it
      * (only blocking calls set communicators up, select.c). */
@@ -178,6 +180,7 @@ ACIS_API int MPI_Finalize(void)
             PMPI_Comm_free(&acis_oc.poke_comm);
         acis_oc.mode = ACIS_MODE_PASS;
         acis_oc.eager = 0;
+        acis_oc.quick = 0;
     }
     return PMPI_Finalize();
 }

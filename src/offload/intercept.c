@@ -1,7 +1,9 @@
 /* intercept.c -- the MPI collective entry points of libacis, generated from
  * wrappers.def: each one either passes straight to PMPI (before MPI_Init,
  * or with offload off) or asks acis_select() and then runs the switch
- * driver or MPICH's own algorithm (the PMPI_ call).  Nothing else lives
+ * driver or MPICH's own algorithm (the PMPI_ call); a small rooted call
+ * of a shape the short path saw before takes the quick path instead
+ * (short.c), which decides and counts as acis_select() would.  Nothing else lives
  * here: add a collective by adding a row to wrappers.def.  Each row gives
  * the blocking, nonblocking (MPI_I*) and persistent (MPI_*_init) forms;
  * pmpi.c makes the same calls from a struct acis_call. */
@@ -95,6 +97,9 @@
             return CALL;                                                      \
         }                                                                     \
         struct acis_call c_ = { .coll = ACIS_COLL_##ID, __VA_ARGS__ };        \
+        int rc_;                            /* short.c: a shape seen before */ \
+        if (acis_short_quick(&c_, &rc_))                                      \
+            return rc_;                                                       \
         acis_reason_t r_ = acis_select(&c_);                                  \
         if (r_ == ACIS_REASON_NONE || c_.failed_over)                         \
             return acis_offload_run(&c_);                                     \

@@ -59,7 +59,7 @@ struct acis_pers_table {
     int next_tag, wrapped;    /* tags: one per request */
 };
 
-/* Lock ownership: mode down to hier_keyval, nb_class, poke_comm and
+/* Lock ownership: mode down to quick, nb_class, poke_comm and
  * fault_seed are set in MPI_Init (before any other acis thread runs) and
  * read-only until MPI_Finalize (after the helper stopped); active, coffs,
  * inflight, fixing, rejoin_after_ns and fix_nomem_warned are under the
@@ -77,6 +77,9 @@ struct acis_offload_ctx {
     int chan;                 /* its channel (enum of MPIR_CVAR_OFFLOAD_DEVICE) */
     int hier;                 /* node hierarchy: leaders use the switch */
     int hier_keyval;          /* its per-communicator state (hier.c) */
+    int quick;                /* the quick path may run (short.c): a device
+                                 that posts, the short path on, no node
+                                 hierarchy, no VERBOSE reports to make */
     uint64_t rejoin_after_ns; /* no new try to rejoin a failed switch before */
     struct acis_coff *active; /* communicators with collectives in flight
                                  (engine.c, under the device lock) */
@@ -143,6 +146,48 @@ struct acis_exec;
  * early_from and nearly without the lock (only its calls change them).
  * It is taken off those lists, and acis_comm.off and the row cleared,
  * under the lock before it is freed (acis_ct_drop_off). */
+/* A blocking call on the short path, prepared (short.c): what does not
+ * change between calls of the same shape on the same communicator.  Its
+ * stream but for positions and buffers, its one packet but for sequence
+ * number, slot and round, and where its images start: image =
+ * (from_rbuf ? rbuf : sbuf) + at. */
+struct acis_short {
+    struct acis_stream st;        /* src_buf, dst_buf unset */
+    struct acis_hdr h;            /* seq, slot, flags set per call */
+    uint64_t src_at, dst_at;      /* images, from the caller's buffer */
+    uint64_t pl_at;               /* the payload, from the source image */
+    uint64_t own_at, own_len;     /* scatter root: its block, from the
+                                     source image, copied to dst */
+    uint8_t src_rbuf, dst_rbuf;   /* which caller buffer each image is in */
+    uint8_t has_src, has_dst;
+    uint8_t early, own_block;
+};
+
+/* The quick path's cache (qcache.c): calls prepared on the short path,
+ * by their arguments but buffers and communicator (struct acis_qkey).
+ * Only shapes whose datatypes are predefined (handles MPI never frees or
+ * reuses) are kept; an entry is good while its communicator's row is
+ * (ctx). */
+struct acis_qkey {
+    acis_coll_t coll;
+    int root;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    uint8_t sinplace, rinplace;   /* sbuf, rbuf are MPI_IN_PLACE */
+};
+struct acis_qentry {
+    struct acis_qkey key;
+    uint32_t ctx;                 /* 0: empty */
+    uint64_t bytes;               /* acis_select()'s message bytes (counters) */
+    struct acis_short s;
+};
+#define ACIS_QCACHE 4
+struct acis_qcache {
+    struct acis_qentry e[ACIS_QCACHE];
+    uint32_t next;                /* the entry replaced next */
+    uint32_t last;                /* the entry found last */
+};
+
 struct acis_coff {
     struct acis_window win;
     uint32_t seq;
@@ -160,6 +205,7 @@ struct acis_coff {
     uint32_t nearly;              /* of those, answers still to take */
     uint64_t early_from;          /* no early call is out before this
                                      position (early.c) */
+    struct acis_qcache quick;     /* a call on cs only (short.c, qcache.c) */
 };
 
 /* Engine: hook into the device and communicator table (a communicator's
@@ -445,6 +491,22 @@ int acis_offload_flat(struct acis_call *c);
  * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
 
+/* The quick path (short.c), before acis_select(): a blocking broadcast,
+ * scatter or gather whose shape the short path prepared before on this
+ * communicator runs from the cached preparation, counted and decided
+ * as acis_select() would.  1 with *rc the call's result, 0 if the call
+ * takes the ordinary way (nothing was counted or changed). */
+int acis_short_quick(struct acis_call *c, int *rc);
+
+/* The quick path's cache (qcache.c): the entry on co of a call shaped as
+ * c, or NULL; keep c (selected: acis_select() filled it), prepared as s,
+ * on co if its shape can be (its datatypes that count on rank are
+ * predefined). */
+struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_call *c,
+                                     uint32_t ctx);
+void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint32_t ctx,
+                      const struct acis_short *s);
+
 /* Early returns (early.c).  A member of a blocking broadcast, scatter or
  * gather of at most ACIS_EARLY_MAX bytes that has nothing to receive (the
  * root of a broadcast or scatter, a leaf of a gather) returns, on the
@@ -459,10 +521,18 @@ static inline int acis_early_kind(unsigned kind, uint64_t total)
     return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER || kind == ACIS_K_GATHER) &&
            total <= ACIS_EARLY_MAX;
 }
-/* Keep the short path's stream st, posted with ticket (ACIS_DEV_TICKET
- * bytes), as co's early call on its slot (device lock held): 0, or -1
- * without memory for it (the caller waits for the answer instead). */
-int acis_early_keep(struct acis_coff *co, const struct acis_stream *st, const void *ticket);
+/* Where the short path builds an early call on slot (free, device lock
+ * held): its stream and ticket in co's early calls (0, or -1 without
+ * memory for them: the caller waits for the answer instead); once
+ * posted, that it is out, its answer to be taken later. */
+struct acis_dev_ticket;
+int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
+                    struct acis_dev_ticket **t);
+void acis_early_kept(struct acis_coff *co, uint32_t slot);
+/* Take co's early answers that came, oldest first, up to the first
+ * still out (device lock held): 0, or -1 if that one holds the slot of
+ * co's next segment (acis_early_settle waits for it). */
+int acis_early_sweep(struct acis_coff *co);
 /* Wait for co's early answer on the slot of its next segment (all: for
  * every one); takes the device lock itself.  co->early is freed with co
  * (engine.c). */

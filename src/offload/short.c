@@ -12,7 +12,13 @@
  * The root of a small broadcast or scatter, and a leaf of a small gather,
  * return as soon as their packet is posted (MPIR_CVAR_OFFLOAD_EARLY_RETURN);
  * early.c takes the answer later.  A scatter root copies its own block
- * itself and asks the switch for nothing. */
+ * itself and asks the switch for nothing.
+ *
+ * What the short path works out of a call's arguments -- plan, images,
+ * the packet -- is the same for every call of the same shape on the same
+ * communicator; it is kept (qcache.c), and such a call later takes the
+ * quick path: from the MPI entry point straight to the post, past
+ * acis_select() and the stages, deciding and counting as they would. */
 #include "config.h"
 
 #include <string.h>
@@ -49,85 +55,136 @@ static int returns_early(const struct acis_call *c, const struct acis_plan *p)
     return p->kind == ACIS_K_GATHER ? c->cs->rank != c->root : c->cs->rank == c->root;
 }
 
-int acis_short_run(struct acis_call *c, int *rc)
+/* The caller's buffer an image is in: the source is in sbuf but where
+ * that is MPI_IN_PLACE (a gather root's block in rbuf); results in rbuf. */
+static uint8_t *caller_buf(const struct acis_call *c, int rbuf)
+{
+    return rbuf ? (uint8_t *)c->rbuf : (uint8_t *)(uintptr_t)c->sbuf;
+}
+
+static uint64_t offset_in(const struct acis_call *c, int rbuf, const uint8_t *p)
+{
+    return (uint64_t)((uintptr_t)p - (uintptr_t)caller_buf(c, rbuf));
+}
+
+/* Prepare c for the short path in s: 1, or 0 if it does not qualify. */
+static int prepare(const struct acis_call *c, struct acis_short *s)
 {
     struct acis_plan p;
     struct acis_image src, dst;
-    if (!qualifies(c, &p, &src, &dst))
-        return 0;
     struct acis_comm *cs = c->cs;
-    struct acis_coff *co = cs->off;
-    int early = returns_early(c, &p);
-    int own_block = early && p.has_dst; /* scatter: the root copies its own */
-    if (own_block && p.dst_off - p.src_off + dst.len > src.len)
-        early = own_block = 0;          /* blocks of different sizes: an error the
-                                           switch reports, not a copy past sbuf */
-    if (own_block)
+    if (!cs->off || !qualifies(c, &p, &src, &dst))
+        return 0;
+    memset(s, 0, sizeof *s);
+    s->early = (uint8_t)returns_early(c, &p);
+    s->own_block = s->early && p.has_dst;   /* scatter: the root copies its own */
+    if (s->own_block && p.dst_off - p.src_off + dst.len > src.len)
+        s->early = s->own_block = 0;        /* blocks of different sizes: an error the
+                                               switch reports, not a copy past sbuf */
+    if (s->own_block) {
+        s->own_at = p.dst_off - p.src_off;
+        s->own_len = dst.len;
         p.has_dst = 0;
-    if (co && co->nearly)               /* the slot may hold an early call */
-        acis_early_settle(co, 0);
-    struct acis_stream st = {
+    }
+    s->has_src = (uint8_t)p.has_src;
+    s->has_dst = (uint8_t)p.has_dst;
+    s->src_rbuf = c->sbuf == MPI_IN_PLACE;
+    s->dst_rbuf = 1;
+    if (p.has_src)
+        s->src_at = offset_in(c, s->src_rbuf, src.p);
+    if (p.has_dst || s->own_block)
+        s->dst_at = offset_in(c, s->dst_rbuf, dst.p);
+    s->st = (struct acis_stream){
         .kind = (uint8_t)p.kind, .alg = (uint8_t)p.alg, .op = (uint8_t)p.op,
         .dtype = (uint8_t)p.dtype, .root = p.root, .total = p.total,
         .src_buf = src.p, .src_off = p.src_off, .src_len = p.has_src ? src.len : 0,
-        .dst_buf = dst.p, .dst_off = p.dst_off, .dst_len = p.has_dst ? dst.len : 0,
+        .dst_off = p.dst_off, .dst_len = p.has_dst ? dst.len : 0,
+        .ctx = cs->ctx, .src = (uint32_t)acis_oc.world_rank, .member = (uint32_t)cs->rank,
+        .job_key = acis_oc.job_key,
+        .seg_bytes = acis_seg_bytes(cs->payload, (unsigned)p.kind, (unsigned)p.dtype,
+                                    cs->scan_split ? (uint32_t)cs->size : 0),
     };
-    struct acis_hdr h, a;
-    struct acis_dev_ticket t;
-    const uint8_t *pl, *answer;
+    const uint8_t *pl;
     uint32_t len;
+    acis_stream_packet_hdr(&s->st, &((struct acis_coff *)cs->off)->win, 0, &s->h, &pl, &len);
+    s->pl_at = pl ? (uint64_t)(pl - src.p) : 0;
+    s->st.src_buf = NULL;
+    return 1;
+}
 
+/* Run c as s prepared it: 1 with *rc the call's result, or 0 if it must
+ * take the engine (nothing was touched but early answers taken). */
+static int go(struct acis_call *c, const struct acis_short *s, int *rc)
+{
+    struct acis_comm *cs = c->cs;
+    struct acis_coff *co = cs->off;
+    uint8_t *src = s->has_src ? caller_buf(c, s->src_rbuf) + s->src_at : NULL;
+    uint8_t *dst = s->has_dst || s->own_block ? caller_buf(c, s->dst_rbuf) + s->dst_at : NULL;
+    struct acis_hdr h = s->h, a;
+    struct acis_stream own_st, *st = &own_st;
+    struct acis_dev_ticket own_t, *t = &own_t;
+    const uint8_t *answer;
+    uint32_t slot;
+
+    acis_dev_lock();
+    if (co && co->nearly && acis_early_sweep(co) != 0) {
+        acis_dev_unlock();              /* the slot waits for an early call's answer */
+        acis_early_settle(co, 0);
+        acis_dev_lock();
+    }
     /* Nothing in flight anywhere but early calls (early.c): no other
      * collective waits for this process to move it, and this call's slot
      * is free. */
-    acis_dev_lock();
     if (cs->state != ACIS_CT_READY || !co || acis_oc.active || acis_oc.fixing ||
-        acis_comm_lost(cs) || co->win.busy[co->win.next_pos % co->win.size]) {
+        acis_comm_lost(cs) || co->win.busy[slot = (uint32_t)(co->win.next_pos % co->win.size)]) {
         acis_dev_unlock();
         return 0;
     }
-    if (own_block)
-        memmove(dst.p, src.p + (p.dst_off - p.src_off), dst.len);
-    st.ctx = cs->ctx;
-    st.seq = ++co->seq;
-    st.src = (uint32_t)acis_oc.world_rank;
-    st.member = (uint32_t)cs->rank;
-    st.job_key = acis_oc.job_key;
-    st.seg_bytes = acis_seg_bytes(cs->payload, st.kind, st.dtype,
-                                  cs->scan_split ? (uint32_t)cs->size : 0);
-    acis_stream_start(&st, &co->win);
-    acis_stream_next_hdr(&st, &co->win, &h, &pl, &len, 0);
-    int posted = acis_dev_post(&h, pl, &t);
-    if (posted == 0 && early && acis_early_keep(co, &st, t.b) == 0) {
+    if (s->own_block)
+        memmove(dst, src + s->own_at, s->own_len);
+    int early = s->early && acis_early_room(co, slot, &st, &t) == 0;
+    *st = s->st;                        /* an early call's where early.c keeps it */
+    st->src_buf = src;
+    st->dst_buf = dst;
+    st->seq = ++co->seq;
+    acis_stream_start_like(st, &co->win, &h, 0);
+    int posted = acis_dev_post(&h, h.payload_len ? src + s->pl_at : NULL, t);
+    if (posted == 0 && early) {
+        acis_early_kept(co, slot);
         acis_dev_unlock();
         ACIS_COUNT(short_path, 1);
         ACIS_COUNT(early_return, 1);
         *rc = MPI_SUCCESS;
         return 1;
     }
-    acis_dev_unlock();
-    if (posted != 0)
+    if (posted != 0) {
+        acis_dev_unlock();
         goto refused;
+    }
 
     /* Under MPI_THREAD_MULTIPLE another thread may start collectives
-     * meanwhile: move them too, as the engine's wait would. */
+     * meanwhile: move them too, as the engine's wait would.  The first
+     * look is under the lock of the post (the last member to post has
+     * its answer at once). */
     int others = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
-    uint64_t idle = acis_now_ns(), poked = idle;
+    uint64_t idle = 0, poked = 0;
     for (;;) {
-        acis_dev_lock();
-        int got = acis_dev_answer(&t, &a, &answer);
-        int taken = got ? acis_stream_answer(&st, &co->win, &a, answer) : 0;
+        int got = acis_dev_answer(t, &a, &answer);
+        int taken = got ? acis_stream_answer(st, &co->win, &a, answer) : 0;
         acis_dev_unlock();
         if (got && taken != 0)
             goto refused;
         if (got)
             break;
+        if (!idle)                      /* since the answer was first missing */
+            idle = poked = acis_now_ns();
         if (others)
             acis_engine_progress();
         acis_mpich_poke(&poked);
-        acis_dev_wait_answer(&t, idle);
+        acis_dev_wait_answer(t, idle);
+        acis_dev_lock();
     }
-    if (st.refused) {                   /* a member abstained: all redo it in MPICH */
+    if (st->refused) {                   /* a member abstained: all redo it in MPICH */
         ACIS_COUNT(redone, 1);
         *rc = acis_call_redo(c);
         return 1;
@@ -143,12 +200,54 @@ refused:
      * breaks on this rank (the switch's slot is out of step now) and the
      * call fails, as every later one acis would offload on it. */
     acis_dev_lock();
-    acis_stream_release(&st, &co->win, 0);
+    acis_stream_release(st, &co->win, 0);
     if (cs->state == ACIS_CT_READY) {
         cs->state = ACIS_CT_BROKEN;
         cs->refused = ACIS_REASON_BROKEN;
     }
     acis_dev_unlock();
     *rc = acis_raise(c->comm, MPI_ERR_INTERN);
+    return 1;
+}
+
+int acis_short_run(struct acis_call *c, int *rc)
+{
+    struct acis_short s;
+    if (!prepare(c, &s))
+        return 0;
+    if (!acis_oc.hier)
+        acis_qcache_keep(c->cs->off, c, c->cs->rank, c->cs->ctx, &s);
+    return go(c, &s, rc);
+}
+
+/* What acis_select() and acis_offload_run() would do on the way to the
+ * short path is settled for this shape (the cache holds only calls they
+ * sent there, and what they read of the call is in its key): left is
+ * what changes between calls -- the communicator's row (its state, ctx),
+ * persistent requests and communicators to finish first (run.c), and
+ * reports (VERBOSE) -- looked at here. */
+int acis_short_quick(struct acis_call *c, int *rc)
+{
+    struct acis_comm *cs;
+    struct acis_qentry *e;
+    if (!acis_oc.quick ||
+        (c->coll != ACIS_COLL_BCAST && c->coll != ACIS_COLL_SCATTER &&
+         c->coll != ACIS_COLL_GATHER) ||
+        atomic_load_explicit(&acis_oc.pers.norphans, memory_order_relaxed) ||
+        atomic_load_explicit(&acis_ct.nclosing, memory_order_relaxed) ||
+        c->comm == MPI_COMM_NULL)
+        return 0;
+    cs = acis_ct.last;                  /* acis_comm_get()'s cache, read first */
+    if ((!cs || cs->comm != c->comm || acis_ct.threaded) && !(cs = acis_comm_get(c->comm)))
+        return 0;
+    if (cs->state != ACIS_CT_READY || !cs->off || !(e = acis_qcache_find(cs->off, c, cs->ctx)))
+        return 0;
+    c->cs = cs;                         /* what the way on reads of acis_select()'s */
+    c->bytes = e->bytes;
+    if (!go(c, &e->s, rc)) {
+        c->cs = NULL;                   /* the ordinary way selects again */
+        return 0;
+    }
+    acis_count_call(&acis_util.coll[c->coll], ACIS_REASON_NONE, c->bytes);
     return 1;
 }

@@ -90,22 +90,44 @@ static void overlap(uint64_t a, uint64_t al, uint64_t b, uint64_t bl,
     *len = h > l ? h - l : 0;
 }
 
+/* Segment k: where it starts (*base) and its length. */
+static uint64_t seg_span(const struct acis_stream *s, uint32_t k, uint64_t *base)
+{
+    *base = (uint64_t)k * s->seg_bytes;
+    if (s->total == 0)
+        return 0;
+    return s->total - *base < s->seg_bytes ? s->total - *base : s->seg_bytes;
+}
+
+/* 1 if segment k of seg_len bytes at base lies in the block a root copies
+ * itself: it carries no piece and asks for nothing. */
+static int own(const struct acis_stream *s, uint64_t base, uint64_t seg_len)
+{
+    return seg_len && base >= s->own_off && base + seg_len <= s->own_off + s->own_len;
+}
+
 /* Segment k: where it starts, this member's piece of it and the part it
- * wants back (result-space bytes; lengths 0 if none).  A segment inside the
- * block a root copies itself has neither. */
+ * wants back (result-space bytes; lengths 0 if none). */
 static void ranges(const struct acis_stream *s, uint32_t k, uint64_t *base, uint64_t *plo,
                    uint64_t *plen, uint64_t *rlo, uint64_t *rlen)
 {
-    *base = (uint64_t)k * s->seg_bytes;
-    uint64_t seg_len = s->total - *base < s->seg_bytes ? s->total - *base : s->seg_bytes;
-    if (s->total == 0)
-        seg_len = 0;
+    uint64_t seg_len = seg_span(s, k, base);
     overlap(s->src_off, s->src_len, *base, seg_len, plo, plen);
     overlap(s->dst_off, s->dst_len, *base, seg_len, rlo, rlen);
     if (s->abstain)
         *plen = 0;
-    if (seg_len && *base >= s->own_off && *base + seg_len <= s->own_off + s->own_len)
+    if (own(s, *base, seg_len))
         *plen = *rlen = 0;
+}
+
+/* The part of segment k it wants back alone (taking an answer). */
+static void wanted(const struct acis_stream *s, uint32_t k, uint64_t *base, uint64_t *rlo,
+                   uint64_t *rlen)
+{
+    uint64_t seg_len = seg_span(s, k, base);
+    overlap(s->dst_off, s->dst_len, *base, seg_len, rlo, rlen);
+    if (own(s, *base, seg_len))
+        *rlen = 0;
 }
 
 /* The packet of segment k (its slot is the segment's position modulo the
@@ -145,17 +167,46 @@ void acis_stream_packet(const struct acis_stream *s, const struct acis_window *w
     build(s, w, k, hdr, payload, len);
 }
 
-void acis_stream_next_hdr(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
-                          const uint8_t **payload, uint32_t *len, uint64_t now)
+/* Segment k of s is out on slot, sent at now. */
+static void mark_sent(struct acis_stream *s, struct acis_window *w, uint32_t k, uint32_t slot,
+                      uint64_t now)
 {
-    uint32_t k = s->next++, slot = slot_of(s, w, k);
-    fill(s, w, k, h, payload, len);
     w->busy[slot] = 1;
     w->owner[slot] = s;
     w->seg[slot] = k;
     w->sent_ns[slot] = now;
     w->tries[slot] = 0;
     w->busy_count++;
+}
+
+void acis_stream_next_hdr(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
+                          const uint8_t **payload, uint32_t *len, uint64_t now)
+{
+    uint32_t k = s->next++, slot = slot_of(s, w, k);
+    fill(s, w, k, h, payload, len);
+    mark_sent(s, w, k, slot, now);
+}
+
+void acis_stream_packet_hdr(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
+                            struct acis_hdr *h, const uint8_t **payload, uint32_t *len)
+{
+    fill(s, w, k, h, payload, len);
+}
+
+void acis_stream_start_like(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
+                            uint64_t now)
+{
+    uint64_t pos = w->next_pos++;
+    uint32_t slot = (uint32_t)(pos % w->size);
+    s->nseg = 1;
+    s->pos0 = pos;
+    s->next = 1;
+    s->answered = 0;
+    s->refused = 0;
+    h->seq = s->seq;
+    h->slot = (uint16_t)slot;
+    h->flags = (uint16_t)((h->flags & ~ACIS_F_ROUND) | ((pos / w->size) & 1 ? ACIS_F_ROUND : 0));
+    mark_sent(s, w, 0, slot, now);
 }
 
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
@@ -184,10 +235,13 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload)
 {
-    uint32_t k = h->seg_index;
+    uint32_t k = h->seg_index, slot;
     if (h->flags & ACIS_F_PENDING)
         return 1;                          /* alive, still waiting: nothing to do */
-    if (k >= s->next || acis_stream_has(s, w, k) || h->slot != slot_of(s, w, k) ||
+    /* sent (k < next), still waiting on its slot (not acis_stream_has), and
+     * the answer is that slot's */
+    if (k >= s->next || h->slot != (slot = slot_of(s, w, k)) || !w->busy[slot] ||
+        w->owner[slot] != s || w->seg[slot] != k ||
         ACIS_OPC_KIND(h->opcode) != s->kind || h->total_len != s->total)
         return -1;
     /* A member abstained: the segment is answered, with nothing in it, and
@@ -201,8 +255,13 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     }
     if ((h->flags & ACIS_F_ERROR) || s->abstain)
         return -1;                         /* the switch could not serve it */
-    uint64_t base, plo, plen, rlo, rlen;
-    ranges(s, k, &base, &plo, &plen, &rlo, &rlen);
+    if (!s->dst_len) {                     /* asked nothing (ranges(): rlen 0) */
+        if (h->payload_len)
+            return -1;
+        goto answered;
+    }
+    uint64_t base, rlo, rlen;
+    wanted(s, k, &base, &rlo, &rlen);
     /* What we asked for, or more of the segment around it: an empty
      * answer only when we asked nothing from this segment, or from exscan,
      * which has nothing for its member 0; a segment that owes us bytes
@@ -217,7 +276,7 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
     }
 answered:
     s->answered++;
-    free_slot(w, h->slot);
+    free_slot(w, slot);
     return 0;
 }
 

@@ -96,6 +96,20 @@ void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr
 void acis_stream_next_hdr(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
                           const uint8_t **payload, uint32_t *len, uint64_t now);
 
+/* The packet of segment k as a decoded header, nothing marked (a
+ * template for acis_stream_next_like). */
+void acis_stream_packet_hdr(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
+                            struct acis_hdr *h, const uint8_t **payload, uint32_t *len);
+
+/* acis_stream_start and acis_stream_next_hdr at once, for a stream of
+ * one segment (total at most seg_bytes) that differs from the one h was
+ * built for (acis_stream_packet_hdr, segment 0) only in its sequence
+ * number and position: h gets s's sequence number, slot and round, and
+ * the slot is marked busy as there.  The payload is the caller's to
+ * find. */
+void acis_stream_start_like(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
+                            uint64_t now);
+
 /* Build the packet of segment k (any k < nseg) without marking anything
  * and without its checksum (0; seal it before sending): for copies kept
  * for recovery, and for other members recovering. */

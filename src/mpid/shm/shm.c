@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mpid/channel.h"
+#include "mpid/device.h"
 #include "switch/switch.h"
 #include "util/util.h"
 
@@ -151,17 +152,17 @@ static int shm_wait_on(struct acis_chan *ch, void *ticket)
 {
     if (ch->nctl || !ch->nout)
         return 0;                       /* an answer to read, or nothing out */
-    memcpy(ticket, &ch->out[0], sizeof ch->out[0]);
+    ((struct acis_dev_ticket *)ticket)->shm = ch->out[0];
     return 1;
 }
 
 /* With the device lock held (a control round trip). */
 static int shm_wait(struct acis_chan *ch, int timeout_ms)
 {
-    struct acis_shm_wait w;
-    if (!shm_wait_on(ch, &w))
+    struct acis_dev_ticket t;
+    if (!shm_wait_on(ch, &t))
         return ch->nctl ? 1 : 0;
-    acis_shmsw_sleep(ch->sw, &w, timeout_ms);
+    acis_shmsw_sleep(ch->sw, &t.shm, timeout_ms);
     return 1;
 }
 
@@ -169,15 +170,12 @@ _Static_assert(sizeof(struct acis_shm_wait) <= ACIS_DEV_TICKET,
                "a shared-memory wait fits the device's ticket");
 
 /* The short path: the post, without the list of posts poll() goes over.
- * The ticket is the device's bytes: the wait is copied in and out. */
+ * A ticket is the device's struct acis_dev_ticket: the wait is its shm. */
 static int shm_post(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
                     void *ticket)
 {
-    struct acis_shm_wait w;
-    if (acis_shmsw_post(ch->sw, h, payload, &w) == 0) {
-        memcpy(ticket, &w, sizeof w);
+    if (acis_shmsw_post(ch->sw, h, payload, &((struct acis_dev_ticket *)ticket)->shm) == 0)
         return 0;
-    }
     refused(ch, h, "refused a packet");
     return -1;
 }
@@ -185,16 +183,12 @@ static int shm_post(struct acis_chan *ch, const struct acis_hdr *h, const uint8_
 static int shm_ready(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
                      const uint8_t **payload)
 {
-    struct acis_shm_wait w;
-    memcpy(&w, ticket, sizeof w);
-    return answer(ch, &w, a, payload);
+    return answer(ch, &((const struct acis_dev_ticket *)ticket)->shm, a, payload);
 }
 
 static void shm_sleep(struct acis_chan *ch, const void *ticket, int ms)
 {
-    struct acis_shm_wait w;
-    memcpy(&w, ticket, sizeof w);
-    acis_shmsw_sleep(ch->sw, &w, ms);
+    acis_shmsw_sleep(ch->sw, &((const struct acis_dev_ticket *)ticket)->shm, ms);
 }
 
 static int shm_fd(struct acis_chan *ch)

@@ -1,0 +1,161 @@
+/* quick.c -- the quick path (src/offload/short.c, qcache.c): a blocking
+ * broadcast, scatter or gather of a shape the short path prepared before
+ * on the same communicator runs from what it kept.  Every value is
+ * checked on every rank, every call:
+ *   - shapes interleaved, more of them than the cache holds: broadcasts
+ *     from every root and of two sizes, scatters and gathers with and
+ *     without MPI_IN_PLACE at the root; buffers change place from call
+ *     to call (what is kept is where the data lies in them, not where
+ *     they are);
+ *   - a derived datatype freed and another made, which MPICH mostly
+ *     gives the same handle: a contiguous type, then a vector with holes;
+ *     the holes must stay as they were;
+ *   - a communicator freed and another made (the same handle again) with
+ *     its ranks in reverse order: roots and blocks follow the new one.
+ * With --expect-offload every one of those calls on a predefined type
+ * must have been offloaded and taken the short path (the counters
+ * acis_get_stats / acis_get_host_stats give): a call the cache sent
+ * elsewhere, or did not count, cannot pass.
+ * Usage: quick [--expect-offload] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <acis/acis.h>
+#include <mpi.h>
+
+enum { ROUNDS = 30, N = 16, SLACK = 4 };
+
+static int rank, size, failures;
+static long calls;                      /* offloadable calls made (predefined types) */
+
+static void check(int ok, const char *what, int i)
+{
+    if (!ok && failures++ < 10)
+        fprintf(stderr, "rank %d: %s wrong (call %d)\n", rank, what, i);
+}
+
+static int value(int round, int root, int at)
+{
+    return round * 1000 + root * 100 + at;
+}
+
+/* Broadcasts of n ints from every root, from a buffer that moves. */
+static void bcasts(MPI_Comm comm, int me, int np, int round, int n)
+{
+    static int store[SLACK + N];
+    for (int root = 0; root < np; root++) {
+        int *buf = store + (round + root) % SLACK;
+        for (int i = 0; i < n; i++)
+            buf[i] = me == root ? value(round, root, i) : -1;
+        MPI_Bcast(buf, n, MPI_INT, root, comm);
+        calls++;
+        for (int i = 0; i < n; i++)
+            check(buf[i] == value(round, root, i), "bcast", round);
+    }
+}
+
+/* A scatter and a gather of 2 ints per rank from root 0, the root in
+ * place every other round. */
+static void rooted(MPI_Comm comm, int me, int np, int round)
+{
+    int all[2 * 64], mine[2], inplace = round % 2 && me == 0;
+    for (int i = 0; i < 2 * np; i++)
+        all[i] = me == 0 ? value(round, 0, i) : -1;
+    MPI_Scatter(all, 2, MPI_INT, inplace ? MPI_IN_PLACE : (void *)mine, 2, MPI_INT, 0, comm);
+    calls++;
+    if (!inplace)
+        check(mine[0] == value(round, 0, 2 * me) && mine[1] == value(round, 0, 2 * me + 1),
+              "scatter", round);
+    mine[0] = value(round, me, 0);
+    mine[1] = value(round, me, 1);
+    for (int i = 0; i < 2 * np; i++)
+        all[i] = inplace && i / 2 == 0 ? value(round, 0, i) : -1;
+    MPI_Gather(inplace ? MPI_IN_PLACE : mine, 2, MPI_INT, all, 2, MPI_INT, 0, comm);
+    calls++;
+    if (me == 0)
+        for (int i = 0; i < 2 * np; i++)
+            check(all[i] == value(round, i / 2, i % 2), "gather", round);
+}
+
+static void shapes(MPI_Comm comm)
+{
+    int me, np;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    for (int round = 0; round < ROUNDS; round++) {
+        bcasts(comm, me, np, round, 1);
+        rooted(comm, me, np, round);
+        bcasts(comm, me, np, round, N);
+    }
+}
+
+/* A contiguous type of 4 ints, freed; a vector of 2 x 2 ints with a
+ * 2-int hole (likely the same handle): the hole must stay. */
+static void types(void)
+{
+    MPI_Datatype t;
+    int buf[6];
+    for (int round = 0; round < 2 * ROUNDS; round++) {
+        int vec = round >= ROUNDS;
+        if (vec)
+            MPI_Type_vector(2, 2, 4, MPI_INT, &t);
+        else
+            MPI_Type_contiguous(4, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        for (int i = 0; i < 6; i++)
+            buf[i] = rank == 0 ? value(round, 0, i) : -1;
+        MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD);
+        for (int i = 0; i < 6; i++) {
+            int moved = vec ? i != 2 && i != 3 : i < 4;
+            check(buf[i] == (moved || rank == 0 ? value(round, 0, i) : -1),
+                  vec ? "bcast of a vector" : "bcast of a contiguous type", round);
+        }
+        MPI_Type_free(&t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int expect = argc > 1 && strcmp(argv[1], "--expect-offload") == 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 64)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    struct acis_coll_stats b0, s0, g0, b1, s1, g1;
+    struct acis_host_stats h0, h1;
+    acis_get_stats(ACIS_COLL_BCAST, &b0);
+    acis_get_stats(ACIS_COLL_SCATTER, &s0);
+    acis_get_stats(ACIS_COLL_GATHER, &g0);
+    acis_get_host_stats(&h0);
+
+    shapes(MPI_COMM_WORLD);
+    MPI_Comm dup, rev;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    shapes(dup);
+    MPI_Comm_free(&dup);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &rev);   /* ranks reversed */
+    shapes(rev);
+    MPI_Comm_free(&rev);
+
+    acis_get_stats(ACIS_COLL_BCAST, &b1);
+    acis_get_stats(ACIS_COLL_SCATTER, &s1);
+    acis_get_stats(ACIS_COLL_GATHER, &g1);
+    acis_get_host_stats(&h1);
+    long offloaded = (long)(b1.offloaded - b0.offloaded + s1.offloaded - s0.offloaded +
+                            g1.offloaded - g0.offloaded);
+    long short_path = (long)(h1.short_path - h0.short_path);
+    types();
+    if (expect) {
+        check(offloaded == calls, "count of offloaded calls", (int)offloaded);
+        check(short_path == calls, "count of short-path calls", (int)short_path);
+    }
+    int all;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("quick: %ld calls, %ld offloaded, %ld on the short path, %d failures\n",
+               calls, offloaded, short_path, all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
