@@ -153,25 +153,40 @@ static uint8_t *slot_base(struct shm_head *h, uint32_t r, uint32_t s)
     return row_base(h, r) + ROUND_UP(4 * (uint64_t)h->ranks, LINE) + (uint64_t)s * h->slot_bytes;
 }
 
-static struct shm_res *slot_res(struct shm_head *h, uint32_t r, uint32_t s)
+/* The parts of the slot at b (slot_base): its result line, arrival
+ * count, result buffers and ports. */
+static struct shm_res *slot_res(uint8_t *b)
 {
-    return (struct shm_res *)slot_base(h, r, s);
+    return (struct shm_res *)b;
 }
 
-static _Atomic uint32_t *slot_arrived(struct shm_head *h, uint32_t r, uint32_t s)
+static _Atomic uint32_t *slot_arrived(uint8_t *b)
 {
-    return (_Atomic uint32_t *)(slot_base(h, r, s) + LINE);
+    return (_Atomic uint32_t *)(b + LINE);
 }
 
-static uint8_t *slot_buf(struct shm_head *h, uint32_t r, uint32_t s, unsigned parity)
+static uint8_t *slot_buf(const struct shm_head *h, uint8_t *b, unsigned parity)
 {
-    return slot_base(h, r, s) + 2 * LINE + parity * h->buf_bytes;
+    return b + 2 * LINE + parity * h->buf_bytes;
 }
 
-static struct shm_port *slot_port(struct shm_head *h, uint32_t r, uint32_t s, uint32_t m)
+static struct shm_port *slot_port(const struct shm_head *h, uint8_t *b, uint32_t m)
 {
-    return (struct shm_port *)(slot_base(h, r, s) + 2 * LINE + 2 * h->buf_bytes +
-                               (uint64_t)m * h->port_bytes);
+    return (struct shm_port *)(b + 2 * LINE + 2 * h->buf_bytes + (uint64_t)m * h->port_bytes);
+}
+
+/* memcpy, without a call for the 8 to 16 bytes of a small post. */
+static inline void copy(uint8_t *d, const uint8_t *src, size_t n)
+{
+    if (n < 8 || n > 16) {
+        memcpy(d, src, n);
+        return;
+    }
+    uint64_t a, z;
+    memcpy(&a, src, 8);
+    memcpy(&z, src + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &z, 8);
 }
 
 static uint8_t *port_piece(struct shm_port *p)
@@ -407,13 +422,14 @@ static uint32_t ct_create(struct acis_shmsw *s, const struct acis_hdr *q,
     for (uint32_t i = 0; i < n; i++)
         ranks[i] = acis_get32(pl + 4 + 4 * i);
     for (uint32_t sl = 0; sl < h->window; sl++) {
-        struct shm_res *res = slot_res(h, r, sl);
+        uint8_t *b = slot_base(h, r, sl);
+        struct shm_res *res = slot_res(b);
         atomic_store(&res->done, 0);
         atomic_store(&res->sleepers, 0);
         res->error = 0;
-        atomic_store(slot_arrived(h, r, sl), 0);
+        atomic_store(slot_arrived(b), 0);
         for (uint32_t m = 0; m < n; m++)
-            atomic_store(&slot_port(h, r, sl, m)->use, 0);
+            atomic_store(&slot_port(h, b, m)->use, 0);
     }
     rw[r].gen = (rw[r].gen + 1) & 0xffff ? (rw[r].gen + 1) & 0xffff : 1;
     rw[r].size = n;
@@ -518,20 +534,19 @@ size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
 
 /* --------------------------------------------------------- data plane */
 
-/* Every member posted use `use` of slot sl of row r: check they agree,
+/* Every member posted use `use` of the slot at b: check they agree,
  * fold, publish. */
-static void complete(const struct acis_shmsw *s, uint32_t r, uint32_t sl, uint32_t n,
-                     uint32_t use)
+static void complete(const struct acis_shmsw *s, uint8_t *b, uint32_t n, uint32_t use)
 {
     struct shm_head *h = s->h;
     _Atomic uint64_t *ctr = mine(s);
-    struct shm_port *p0 = slot_port(h, r, sl, 0);
-    struct shm_res *res = slot_res(h, r, sl);
-    uint8_t *out = slot_buf(h, r, sl, use & 1);
+    struct shm_port *p0 = slot_port(h, b, 0);
+    struct shm_res *res = slot_res(b);
+    uint8_t *out = slot_buf(h, b, use & 1);
     unsigned kind = p0->kind, rooted = sw_rooted(kind);
     uint32_t error = RES_OK, abstained = p0->abstain, lens_differ = 0;
     for (uint32_t m = 1; m < n; m++) {
-        const struct shm_port *p = slot_port(h, r, sl, m);
+        const struct shm_port *p = slot_port(h, b, m);
         abstained |= p->abstain;
         lens_differ |= p->len != p0->len;
         if (p->kind != kind || p->alg != p0->alg || p->op != p0->op ||
@@ -550,16 +565,16 @@ static void complete(const struct acis_shmsw *s, uint32_t r, uint32_t sl, uint32
         size_t ne = p0->len / acis_wire_dt_size(p0->dtype);
         memcpy(out, port_piece(p0), p0->len);
         if (kind == ACIS_K_EXSCAN) {               /* member m gets the fold of 0..m-1 */
-            uint8_t *tmp = slot_buf(h, r, sl, (use & 1) ^ 1);
+            uint8_t *tmp = slot_buf(h, b, (use & 1) ^ 1);
             for (uint32_t m = 1; m < n; m++) {
-                uint8_t *x = port_piece(slot_port(h, r, sl, m));
+                uint8_t *x = port_piece(slot_port(h, b, m));
                 memcpy(tmp, x, p0->len);
                 memcpy(x, out, p0->len);
                 acis_reduce(p0->op, p0->dtype, out, tmp, ne);
             }
         } else {
             for (uint32_t m = 1; m < n; m++) {
-                uint8_t *x = port_piece(slot_port(h, r, sl, m));
+                uint8_t *x = port_piece(slot_port(h, b, m));
                 acis_reduce(p0->op, p0->dtype, out, x, ne);
                 if (kind == ACIS_K_SCAN)            /* member m gets the fold of 0..m */
                     memcpy(x, out, p0->len);
@@ -568,7 +583,7 @@ static void complete(const struct acis_shmsw *s, uint32_t r, uint32_t sl, uint32
         CM(ctr, elements_reduced, (uint64_t)(n - 1) * ne);
     }
     res->error = error;
-    atomic_store_explicit(slot_arrived(h, r, sl), 0, memory_order_relaxed);
+    atomic_store_explicit(slot_arrived(b), 0, memory_order_relaxed);
     atomic_store_explicit(&res->done, (uint64_t)use + 1, memory_order_seq_cst);
     atomic_fetch_add_explicit(&res->bell, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&res->sleepers, memory_order_seq_cst))
@@ -624,11 +639,11 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
         return -1;
     }
     s->uses[(size_t)r * h->window + q->slot] = use + 1;
-    struct shm_port *p = slot_port(h, r, q->slot, m);
+    uint8_t *b = slot_base(h, r, q->slot);
+    struct shm_port *p = slot_port(h, b, m);
     if (q->payload_len)
-        memcpy(reduction ? port_piece(p)
-                         : slot_buf(h, r, q->slot, use & 1) + (q->seg_offset - base),
-               payload, q->payload_len);
+        copy(reduction ? port_piece(p) : slot_buf(h, b, use & 1) + (q->seg_offset - base),
+             payload, q->payload_len);
     p->seq = q->seq;
     p->seg = q->seg_index;
     p->kind = (uint8_t)kind;
@@ -644,9 +659,8 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
     p->abstain = (uint8_t)abstain;
     atomic_store_explicit(&p->use, (uint64_t)use + 1, memory_order_release);
     *w = (struct acis_shm_wait){ .q = *q, .row = r, .member = m, .use = use, .base = base };
-    if (atomic_fetch_add_explicit(slot_arrived(h, r, q->slot), 1, memory_order_acq_rel) ==
-        n - 1)
-        complete(s, r, q->slot, n, use);            /* the last one does the switch's work */
+    if (atomic_fetch_add_explicit(slot_arrived(b), 1, memory_order_acq_rel) == n - 1)
+        complete(s, b, n, use);                     /* the last one does the switch's work */
     return 0;
 }
 
@@ -654,7 +668,8 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
                      struct acis_hdr *a, const uint8_t **payload)
 {
     struct shm_head *h = s->h;
-    struct shm_res *res = slot_res(h, w->row, w->q.slot);
+    uint8_t *b = slot_base(h, w->row, w->q.slot);
+    struct shm_res *res = slot_res(b);
     if (atomic_load_explicit(&res->done, memory_order_acquire) != (uint64_t)w->use + 1)
         return 0;
     unsigned kind = ACIS_OPC_KIND(w->q.opcode);
@@ -674,8 +689,8 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
     a->seg_offset = w->base + w->q.rx_off;
     if (!w->q.rx_len)
         a->flags |= ACIS_F_ACK;
-    *payload = (sw_is_scan(kind) ? port_piece(slot_port(h, w->row, w->q.slot, w->member))
-                              : slot_buf(h, w->row, w->q.slot, w->use & 1)) + w->q.rx_off;
+    *payload = (sw_is_scan(kind) ? port_piece(slot_port(h, b, w->member))
+                              : slot_buf(h, b, w->use & 1)) + w->q.rx_off;
     return 1;
 }
 
@@ -683,7 +698,7 @@ void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w,
 {
     if (w->row >= s->h->rows || w->q.slot >= s->h->window)
         return;                  /* a copy torn by another thread: just return */
-    struct shm_res *res = slot_res(s->h, w->row, w->q.slot);
+    struct shm_res *res = slot_res(slot_base(s->h, w->row, w->q.slot));
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
     atomic_fetch_add_explicit(&res->sleepers, 1, memory_order_seq_cst);
     uint32_t bell = atomic_load_explicit(&res->bell, memory_order_seq_cst);

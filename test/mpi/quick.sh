@@ -12,7 +12,7 @@ note "shm, 2 ranks: offloaded, on the short path"
 MPIR_CVAR_OFFLOAD_DEVICE=shm run_mpi 2 "$TESTS_DIR/quick" --expect-offload || fail "shm"
 note "shm, 2 ranks, VERBOSE=1: the same calls the ordinary way"
 MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_VERBOSE=1 \
-    run_mpi 2 "$TESTS_DIR/quick" --expect-offload >/dev/null 2>&1 || fail "shm, verbose" 
+    run_mpi 2 "$TESTS_DIR/quick" --expect-offload >/dev/null 2>&1 || fail "shm, verbose"
 note "shm, 2 ranks, MPIR_CVAR_OFFLOAD_SHORT_PATH=0"
 MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_SHORT_PATH=0 run_mpi 2 "$TESTS_DIR/quick" ||
     fail "shm, short path off"
