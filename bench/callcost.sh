@@ -1,0 +1,47 @@
+#!/bin/sh
+# callcost.sh -- a call's instructions on the host, by callgrind: bench/lat
+# at 2 ranks on the shared-memory switch with libacis preloaded, every rank
+# under valgrind; the inclusive instructions of the MPI entry point divided
+# by its calls (the first call's communicator set-up spread over them).
+# What docs/performance.md's "A call's work on the host" reports.
+#
+#   bench/callcost.sh [BUILD_DIR] [COLL] [BYTES]   default: build bcast 8
+# Prints one line per rank (rank 0 is the root).  Needs valgrind and
+# mpiexec.mpich (MPIEXEC overrides).
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+coll=${2:-bcast}
+bytes=${3:-8}
+MPIEXEC=${MPIEXEC:-mpiexec.mpich}
+lib=$build/.libs/libacis.so
+[ -x "$build/bench/lat" ] && [ -f "$lib" ] ||
+    { echo "bench/callcost.sh: no $build/bench/lat or $lib: build first" >&2; exit 1; }
+command -v valgrind >/dev/null 2>&1 ||
+    { echo "bench/callcost.sh: valgrind not found (Debian: apt-get install valgrind)" >&2; exit 1; }
+entry=MPI_$(echo "$coll" | cut -c1 | tr '[:lower:]' '[:upper:]')$(echo "$coll" | cut -c2-)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD=on \
+    "$MPIEXEC" -n 2 -genv LD_PRELOAD "$lib" \
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.%q{PMI_RANK}" \
+    "$build/bench/lat" -t "$coll" -s "$bytes" -i 2000 -x 100 -r 1 >/dev/null 2>&1)
+printf '%-6s %-18s %8s %14s\n' rank entry calls 'instr/call'
+for r in 0 1; do
+    [ -f "$tmp/cg.$r" ] || { echo "bench/callcost.sh: no profile of rank $r" >&2; exit 1; }
+    callgrind_annotate --tree=caller --inclusive=yes "$tmp/cg.$r" 2>/dev/null | awk -v fn="$entry" -v r="$r" '
+        /^[ \t]*$/ { blk = ""; next }
+        { blk = blk $0 "\n" }
+        / \*  / {
+            if ($0 !~ (":" fn "( |$)")) { blk = ""; next }
+            n = split(blk, line, "\n")
+            for (i = 1; i < n; i++) {
+                if (line[i] !~ / < /) continue
+                ir = line[i]; sub(/^ */, "", ir); sub(/ .*/, "", ir); gsub(",", "", ir)
+                c = line[i]; sub(/.*\(/, "", c); sub(/x\).*/, "", c); gsub(",", "", c)
+                tot += ir; calls += c
+            }
+            blk = ""
+        }
+        END { printf "%-6s %-18s %8d %14.0f\n", r, fn, calls, calls ? tot / calls : 0 }'
+done
