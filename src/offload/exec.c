@@ -130,7 +130,7 @@ static int borrow(struct acis_exec *x)
     acis_image_free(&x->src);
     acis_image_free(&x->dst);
     if ((p->has_src && acis_image_lend_in(&x->src, &p->src, x->spare, ACIS_EARLY_MAX,
-                                          MPI_COMM_WORLD) != 0) ||
+                                          acis_comm_handle(x->c.cs)) != 0) ||
         (p->has_dst && acis_image_lend(&x->dst, &p->dst, x->spare + ACIS_EARLY_MAX,
                                        ACIS_EARLY_MAX) != 0))
         return 0;
@@ -213,7 +213,8 @@ static int start_main(struct acis_exec *x)
         return ACIS_OP_SOFTWARE;
     }
     int no_data = acis_fault_nomem(x->c.coll) ||
-        (p->has_src && acis_image_in(&x->src, &p->src, p->wire, p->copy_src, MPI_COMM_WORLD) != 0) ||
+        (p->has_src &&
+         acis_image_in(&x->src, &p->src, p->wire, p->copy_src, acis_comm_handle(cs)) != 0) ||
         (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0);
     if (no_data && borrow(x))
         no_data = 0;
@@ -297,7 +298,8 @@ int acis_exec_step(struct acis_exec *x)
         return after_start(x, start_main(x));
     if (x->phase == ACIS_PHASE_MAIN) {
         own_copy(x);
-        if (x->p.has_dst && acis_image_finish(&x->dst, &x->p.dst, x->p.wire, MPI_COMM_WORLD) != 0) {
+        if (x->p.has_dst &&
+            acis_image_finish(&x->dst, &x->p.dst, x->p.wire, acis_comm_handle(x->c.cs)) != 0) {
             failed(x, MPI_ERR_NO_MEM, "cannot unpack the result");
             return 1;                   /* the others have theirs: only this rank fails */
         }

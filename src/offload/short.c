@@ -242,6 +242,11 @@ int acis_short_quick(struct acis_call *c, int *rc)
         return 0;
     if (cs->state != ACIS_CT_READY || !cs->off || !(e = acis_qcache_find(cs->off, c, cs->ctx)))
         return 0;
+    /* A buffer the call reads or writes must be there: the ordinary way
+     * finds one missing (its image is refused) and reports the error. */
+    if ((e->s.has_src && !caller_buf(c, e->s.src_rbuf)) ||
+        ((e->s.has_dst || e->s.own_block) && !caller_buf(c, e->s.dst_rbuf)))
+        return 0;
     c->cs = cs;                         /* what the way on reads of acis_select()'s */
     c->bytes = e->bytes;
     if (!go(c, &e->s, rc)) {

@@ -11,7 +11,9 @@
  *     gives the same handle: a contiguous type, then a vector with holes;
  *     the holes must stay as they were;
  *   - a communicator freed and another made (the same handle again) with
- *     its ranks in reverse order: roots and blocks follow the new one.
+ *     its ranks in reverse order: roots and blocks follow the new one;
+ *   - a broadcast of a shape seen before without its buffer (NULL): an
+ *     error on every rank, as the ordinary way gives, not a crash.
  * With --expect-offload every one of those calls on a predefined type
  * must have been offloaded and taken the short path (the counters
  * acis_get_stats / acis_get_host_stats give): a call the cache sent
@@ -115,6 +117,19 @@ static void types(void)
     }
 }
 
+/* A shape seen before, then the same call without its buffer. */
+static void missing_buffer(void)
+{
+    MPI_Comm c;
+    int v[N] = { 0 };
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 3; i++)
+        MPI_Bcast(v, N, MPI_INT, 0, c);
+    check(MPI_Bcast(NULL, N, MPI_INT, 0, c) != MPI_SUCCESS, "a broadcast without a buffer", 0);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     int expect = argc > 1 && strcmp(argv[1], "--expect-offload") == 0;
@@ -147,6 +162,7 @@ int main(int argc, char **argv)
                             g1.offloaded - g0.offloaded);
     long short_path = (long)(h1.short_path - h0.short_path);
     types();
+    missing_buffer();
     if (expect) {
         check(offloaded == calls, "count of offloaded calls", (int)offloaded);
         check(short_path == calls, "count of short-path calls", (int)short_path);
