@@ -29,19 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 printf '%-6s %-18s %8s %14s\n' rank entry calls 'instr/call'
 for r in 0 1; do
     [ -f "$tmp/cg.$r" ] || { echo "bench/callcost.sh: no profile of rank $r" >&2; exit 1; }
-    callgrind_annotate --tree=caller --inclusive=yes "$tmp/cg.$r" 2>/dev/null | awk -v fn="$entry" -v r="$r" '
-        /^[ \t]*$/ { blk = ""; next }
-        { blk = blk $0 "\n" }
-        / \*  / {
-            if ($0 !~ (":" fn "( |$)")) { blk = ""; next }
-            n = split(blk, line, "\n")
-            for (i = 1; i < n; i++) {
-                if (line[i] !~ / < /) continue
-                ir = line[i]; sub(/^ */, "", ir); sub(/ .*/, "", ir); gsub(",", "", ir)
-                c = line[i]; sub(/.*\(/, "", c); sub(/x\).*/, "", c); gsub(",", "", c)
-                tot += ir; calls += c
-            }
-            blk = ""
-        }
-        END { printf "%-6s %-18s %8d %14.0f\n", r, fn, calls, calls ? tot / calls : 0 }'
+    set -- $(callgrind_annotate --tree=caller --inclusive=yes "$tmp/cg.$r" 2>/dev/null |
+        awk -v fn="$entry" -f "$top/bench/callers.awk")
+    awk -v r="$r" -v fn="$entry" -v tot="$1" -v calls="$2" \
+        'BEGIN { printf "%-6s %-18s %8d %14.0f\n", r, fn, calls, calls ? tot / calls : 0 }'
 done

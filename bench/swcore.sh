@@ -21,20 +21,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # callers FILE FUNCTION: "instructions calls" summed over FUNCTION's callers
 callers() {
-    callgrind_annotate --tree=caller --inclusive=yes "$1" 2>/dev/null | awk -v fn="$2" '
-        /^[ \t]*$/ { blk = ""; next }
-        { blk = blk $0 "\n" }
-        / \*  / {
-            if ($0 !~ (":" fn "( |$)")) { blk = ""; next }
-            n = split(blk, line, "\n")
-            for (i = 1; i < n; i++) {
-                if (line[i] !~ / < /) continue
-                ir = line[i]; sub(/^ */, "", ir); sub(/ .*/, "", ir); gsub(",", "", ir)
-                c = line[i]; sub(/.*\(/, "", c); sub(/x\).*/, "", c); gsub(",", "", c)
-                tot += ir; calls += c
-            }
-        }
-        END { printf "%d %d\n", tot, calls }'
+    callgrind_annotate --tree=caller --inclusive=yes "$1" 2>/dev/null |
+        awk -v fn="$2" -f "$top/bench/callers.awk"
 }
 
 printf '%-10s %8s %14s\n' collective members 'instr/packet'

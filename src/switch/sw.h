@@ -138,7 +138,7 @@ struct sw_use {
                                 waiting for its answer */
     uint8_t want_any;        /* some child asked for bytes back */
     uint8_t quick;           /* a reduction in any order, or a barrier: the
-                                next pieces may take cgr.c's quick path */
+                                next pieces may take quick.c's path */
     uint32_t dups;           /* repeats from children while up */
     uint32_t placed;         /* gather-type: bytes placed by hosts */
     uint32_t lo, hi;         /* gather-type: the span of bytes placed */
@@ -279,7 +279,6 @@ static inline int sw_is_hello(const uint8_t *pkt, size_t len)
 }
 
 #define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
-
 
 /* addrmap.c: source address -> host port, for the UDP switch's one
  * socket.  addr[port] is where port's host is (len 0: no port). */
