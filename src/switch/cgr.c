@@ -407,7 +407,7 @@ static void send_up(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u
 
 /* Every child is in: answer them, or (below the top of the tree) send the
  * combined segment up and answer when the parent does. */
-static void complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
+void sw_cgr_complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
 {
     struct sw_use *u = &s->u[s->cur];
     if (!sw->up) {
@@ -489,10 +489,11 @@ static int combine(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint3
     return TAKEN;
 }
 
-/* Claim the current use for the segment of h. */
-static void start_use(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u,
+/* Claim the current use of slot s for the segment of h. */
+static void start_use(struct acis_sw *sw, const struct sw_ct *ct, struct sw_slot *s,
                       const struct acis_hdr *h, uint64_t base, uint32_t len)
 {
+    struct sw_use *u = &s->u[s->cur];
     unsigned kind = ACIS_OPC_KIND(h->opcode);
     u->busy = 1;
     u->kind = (uint8_t)kind;
@@ -506,14 +507,18 @@ static void start_use(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use 
     u->total = h->total_len;
     u->base = base;
     u->len = len;
+    u->ne = sw_is_reduction(kind) ? len / (uint32_t)acis_wire_dt_size(h->dtype) : 0;
     if (sw_fabric_row(sw, ct) && !sw_is_reduction(kind))
         memset(u->buf, 0, len);                  /* spans are or-ed together */
     if (!sw_is_reduction(kind) && kind != ACIS_K_BARRIER)
         memset(u->cover, 0, (len + 63) / 64 * sizeof(uint64_t));
     u->quick = u->alg == ACIS_ALG_FLAT && !sw->o.full_path &&
+               h->seg_offset == base && h->payload_len == len &&
                (kind == ACIS_K_BARRIER ||
                 (sw_is_reduction(kind) && !sw_is_scan(kind) &&
                  !acis_wire_order_sensitive(h->op, h->dtype) && sw->kern[h->dtype]));
+    if (u->quick)
+        acis_hdr_encode(h, (uint8_t *)s->tmpl);  /* the next ones must match it */
     if (sw_is_scan(kind) && sw_fabric_row(sw, ct))
         u->abstained = 1;                        /* no prefixes across switches */
     else if (sw_is_scan(kind))
@@ -544,35 +549,6 @@ static void pending(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_
     r.seg_offset = u->base;
     sw_emit(sw, &port, 1, &r, NULL, 0);
     SWC(sw, pending)++;
-}
-
-/* The child on port is in (and what it asked back); the last one
- * completes the segment. */
-static inline void count(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s,
-                         struct sw_use *u, uint32_t slot, uint32_t port, uint32_t rx_off,
-                         uint32_t rx_len)
-{
-    if (rx_len) {
-        sw_bit_set(u->want, port);
-        u->want_any = 1;
-        u->want_lo = rx_off < u->want_lo ? rx_off : u->want_lo;
-        u->want_hi = rx_off + rx_len > u->want_hi ? rx_off + rx_len : u->want_hi;
-    }
-    sw_bit_set(u->bits, port);
-    if (++u->arrived == ct->nchild)
-        complete(sw, ct, s, slot);
-}
-
-void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, struct sw_use *u,
-                 uint32_t slot, uint32_t port, uint32_t rx_off, uint32_t rx_len,
-                 const uint8_t *payload)
-{
-    if (u->len) {
-        size_t ne = u->len / acis_wire_dt_size(u->dtype);
-        sw->kern[u->dtype](u->op, u->buf, aligned_piece(sw, payload, u->len), ne);
-        SWC(sw, elements_reduced) += ne;
-    }
-    count(sw, ct, s, u, slot, port, rx_off, rx_len);
 }
 
 void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
@@ -638,7 +614,7 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
         return;
     }
     if (!u->busy)
-        start_use(sw, ct, u, h, base, len);
+        start_use(sw, ct, s, h, base, len);
     if (abstain && !u->abstained) {
         u->abstained = 1;
         sw_hold_drop(sw, u);
@@ -658,5 +634,5 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
             return;
         }
     }
-    count(sw, ct, s, u, h->slot, port, h->rx_off, h->rx_len);
+    sw_cgr_count(sw, ct, s, u, h->slot, port, h->rx_off, h->rx_len);
 }

@@ -41,6 +41,7 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
     sw->o = *o;
     sw->io = *io;
     sw->kern = sw_kernels_best();
+    sw->quick = sw_quick_best();
     if (sw_layout(NULL, o, NULL, &sw->size, err, errlen) != 0)
         goto fail;
     size_t bytes = sw->size.total - sizeof *sw;
@@ -110,12 +111,14 @@ static void uplink_data(struct acis_sw *sw, const struct acis_hdr *h, const uint
     sw_cgr_down(sw, ct, h, payload);
 }
 
-void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
-                   const uint8_t *pkt, size_t len)
+/* Every packet the quick path leaves: decoded, every check made. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void full_input(struct acis_sw *sw, uint32_t port, const void *peer,
+                       const uint8_t *pkt, size_t len)
 {
     struct acis_hdr h;
-    if (sw_quick_input(sw, port, pkt, len))
-        return;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
     if (acis_wire_decode(pkt, len, sw->o.payload, &h) != ACIS_WERR_OK) {
@@ -159,4 +162,11 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
         return;
     }
     sw_cgr_input(sw, ct, port, &h, payload);
+}
+
+void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
+                   const uint8_t *pkt, size_t len)
+{
+    if (!sw->quick(sw, port, pkt, len))
+        full_input(sw, port, peer, pkt, len);
 }

@@ -5,27 +5,121 @@
  * but the first of every segment send one.
  *
  * Why its few checks are the full path's (core.c, wire.c, cgr.c): the
- * use's first packet passed every one of them.  A packet whose magic,
- * version, opcode, op, type, total length, sequence, segment, round and
- * root equal that packet's (the use keeps them), whose offset and length
- * are the use's segment, and whose context, job key and source rank are
- * its sender's row, job and rank, passes the full path's checks on those
- * fields alike: the opcode and op are valid for the type, the lengths and
- * offsets in range and aligned, the context is the row's.  What is left
- * is the packet's own: its length field, checksum, flags, reserved word,
- * member number, what it asks back, and not being a duplicate.  Anything
+ * use's first packet passed every one of them, and start_use kept its
+ * header, as sent, in the slot (sw_slot.tmpl) when it was whole.  A packet
+ * whose header equals that one in every byte but its own fields (source
+ * rank, checksum, what it asks back, member number) has the same magic,
+ * version, opcode, op, type, flags, lengths, offsets, job key, context,
+ * sequence, segment, round, root and reserved word, so passes the full
+ * path's checks on them alike: the opcode and op are valid for the type,
+ * the lengths and offsets in range and aligned, the context is the row's,
+ * the job key its job's.  What is left is checked here: the packet's
+ * length, its checksum, its source rank being its port's, its member
+ * number, what it asks back, and not being a duplicate.  Anything
  * else -- a first piece, a repeat, an error, a link, a control packet,
  * anything malformed -- returns 0 untouched and takes the full path, which
  * counts and drops what it must.  test/unit/check_quick.c feeds mutated
  * packets to a switch with this path and one without and requires the
- * same answers and counters. */
+ * same answers and counters.
+ *
+ * With SSE4.2 the header's words, loaded once, are both compared and
+ * summed (CRC-32C) in line; sw_quick_best picks that build when the CPU
+ * has it, as crc32c.c does for its own. */
 #include "config.h"
 
 #include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sw.h"
 
-int sw_quick_input(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len)
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+#define WORDS (ACIS_HDR_LEN / 8)
+
+/* The header bytes a packet shares with the use's first: all but the
+ * sender's own fields, which are checked one by one below. */
+#define FF4 0xff, 0xff, 0xff, 0xff
+#define ZERO4 0, 0, 0, 0
+static const union {
+    uint8_t b[ACIS_HDR_LEN];
+    uint64_t w[WORDS];
+    _Alignas(16) uint8_t align;
+} shared = { .b = {
+    FF4, FF4, FF4, FF4, FF4, FF4, FF4, FF4,     /*  0: magic .. sequence */
+    ZERO4, FF4,                                 /* 32: source rank; root */
+    FF4, ZERO4,                                 /* 40: segment; checksum */
+    FF4, FF4, FF4, FF4,                         /* 48: offset, total length */
+    ZERO4, ZERO4,                               /* 64: what it asks back */
+    ZERO4, FF4,                                 /* 72: member; reserved */
+} };
+
+/* Does the header at pkt differ from t outside the sender's own fields? */
+static ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t)
+{
+#if defined(__SSE2__)
+    __m128i d = _mm_setzero_si128();
+    for (int i = 0; i < ACIS_HDR_LEN; i += 16) {
+        __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(pkt + i)),
+                                  _mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)t + i)));
+        d = _mm_or_si128(d, _mm_and_si128(x, _mm_load_si128((const __m128i *)(const void *)(shared.b + i))));
+    }
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) != 0xffff;
+#else
+    uint64_t d = 0;
+    for (int i = 0; i < WORDS; i++) {
+        uint64_t w;
+        memcpy(&w, pkt + 8 * i, sizeof w);
+        d |= (w ^ t[i]) & shared.w[i];
+    }
+    return d != 0;
+#endif
+}
+
+/* A packet's checksum (len bytes in all), to compare with the one it
+ * carries. */
+typedef uint32_t quick_crc(const uint8_t *pkt, size_t len);
+
+static uint32_t crc_any(const uint8_t *pkt, size_t len)
+{
+    return acis_crc32c_hole(0, pkt, len, ACIS_HDR_CHECKSUM);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same in line: the header's words, the checksum's bytes read as
+ * zero, then a short payload (a longer one goes to crc32c.c's three
+ * streams). */
+__attribute__((target("sse4.2")))
+static inline uint32_t crc_hw(const uint8_t *pkt, size_t len)
+{
+    uint64_t c = 0xffffffffu, v;
+#pragma GCC unroll 10
+    for (int i = 0; i < WORDS; i++) {
+        memcpy(&v, pkt + 8 * i, sizeof v);
+        if (i == ACIS_HDR_CHECKSUM / 8)
+            v &= ~(0xffffffffull << 8 * (ACIS_HDR_CHECKSUM % 8));
+        c = __builtin_ia32_crc32di(c, v);
+    }
+    const uint8_t *p = pkt + ACIS_HDR_LEN;
+    size_t n = len - ACIS_HDR_LEN;
+    if (n > 64 || n % 8)
+        return acis_crc32c(~(uint32_t)c, p, n);
+    for (; n; n -= 8, p += 8) {
+        memcpy(&v, p, sizeof v);
+        c = __builtin_ia32_crc32di(c, v);
+    }
+    return ~(uint32_t)c;
+}
+#endif
+
+static ALWAYS_INLINE int quick(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len,
+                               quick_crc *crc)
 {
     if (len < ACIS_HDR_LEN || port >= sw->o.ports)
         return 0;
@@ -36,30 +130,45 @@ int sw_quick_input(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t
         return 0;
     struct sw_slot *s = &ct->slots[slot];
     struct sw_use *u = &s->u[s->cur];
-    if (!u->quick || u->abstained || sw_bit(u->bits, port) || !sw_bit(ct->ports, port))
-        return 0;
-    uint64_t ident = ACIS_WIRE_MAGIC | (uint64_t)ACIS_WIRE_VERSION << 32 |
-                     (uint64_t)ACIS_OPC(u->kind, ACIS_ALG_FLAT) << 40 | (uint64_t)u->op << 48 |
-                     (uint64_t)u->dtype << 56;
-    uint32_t flags = acis_get16(pkt + 8), payload_len = acis_get32(pkt + 12);
-    if (acis_get64(pkt) != ident || (flags & ~ACIS_F_KNOWN) ||
-        (flags & (ACIS_F_RESULT | ACIS_F_ABSTAIN | ACIS_F_ROUND)) != u->round * ACIS_F_ROUND ||
-        payload_len != len - ACIS_HDR_LEN || payload_len != u->len)
-        return 0;
-    if (acis_get64(pkt + 16) != sw->jobs[p->job].key ||
-        acis_get64(pkt + 28) != (u->seq | (uint64_t)p->rank << 32) ||
-        (sw_rooted(u->kind) && acis_get32(pkt + 36) != u->root) ||
-        acis_get32(pkt + 40) != u->seg || acis_get64(pkt + 48) != u->base ||
-        acis_get64(pkt + 56) != u->total)
+    const uint8_t *payload = pkt + ACIS_HDR_LEN;
+    if (!u->quick || u->abstained || sw_bit(u->bits, port) || !sw_bit(ct->ports, port) ||
+        len != ACIS_HDR_LEN + (size_t)u->len || (u->ne && (uintptr_t)payload % _Alignof(max_align_t)))
         return 0;
     uint32_t rx_off = acis_get32(pkt + 64), rx_len = acis_get32(pkt + 68);
-    if ((uint64_t)rx_off + rx_len > u->len || acis_get32(pkt + 72) >= ct->size ||
-        acis_get32(pkt + 76) != 0 ||
-        acis_crc32c_hole(0, pkt, len, ACIS_HDR_CHECKSUM) != acis_get32(pkt + ACIS_HDR_CHECKSUM))
+    if (differs(pkt, s->tmpl) || acis_get64(pkt + 16) != sw->jobs[p->job].key || acis_get32(pkt + 32) != p->rank ||
+        (uint64_t)rx_off + rx_len > u->len || acis_get32(pkt + 72) >= ct->size ||
+        crc(pkt, len) != acis_get32(pkt + ACIS_HDR_CHECKSUM))
         return 0;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
     SWC(sw, quick)++;
-    sw_cgr_take(sw, ct, s, u, slot, port, rx_off, rx_len, pkt + ACIS_HDR_LEN);
+    if (u->ne) {
+        sw->kern[u->dtype](u->op, u->buf, payload, u->ne);
+        SWC(sw, elements_reduced) += u->ne;
+    }
+    sw_cgr_count(sw, ct, s, u, slot, port, rx_off, rx_len);
     return 1;
+}
+
+static int quick_any(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len)
+{
+    return quick(sw, port, pkt, len, crc_any);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2")))
+static int quick_hw(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len)
+{
+    return quick(sw, port, pkt, len, crc_hw);
+}
+#endif
+
+sw_quick_fn *sw_quick_best(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("sse4.2"))
+        return quick_hw;
+#endif
+    return quick_any;
 }

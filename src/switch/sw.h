@@ -151,6 +151,7 @@ struct sw_use {
     uint64_t total;          /* result-space bytes of the collective */
     uint64_t base;           /* first byte of the segment */
     uint32_t len;            /* bytes in the segment */
+    uint32_t ne;             /* reductions: elements in the segment */
     uint32_t arrived;        /* children counted in bits */
     uint64_t *bits;          /* words: children (ports) in */
     uint64_t *want;          /* words: children that asked for bytes back */
@@ -166,6 +167,8 @@ struct sw_use {
  * then a repeated packet of the previous segment gets its answer again. */
 struct sw_slot {
     struct sw_use u[2];
+    uint64_t tmpl[ACIS_HDR_LEN / 8];  /* a quick use's first header, as sent:
+                                         quick.c compares the next ones to it */
     uint8_t cur;             /* index of the current use */
 };
 
@@ -216,6 +219,13 @@ extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
  * switch calls directly for a piece whose op and type it checked. */
 const sw_kernel *sw_kernels_best(void);
 
+/* quick.c: a packet the quick path takes whole (1), or leaves to the
+ * full checks (0, nothing done); sw_quick_best picks the build this CPU
+ * runs. */
+struct acis_sw;
+typedef int sw_quick_fn(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len);
+sw_quick_fn *sw_quick_best(void);
+
 struct acis_sw {
     struct acis_sw_opts o;
     struct acis_sw_io io;
@@ -231,6 +241,7 @@ struct acis_sw {
     uint32_t boot;           /* random, drawn at creation (WELCOME) */
     const sw_kernel *kern;   /* the best kernel set this CPU runs, by wire
                                 type (reduce.c) */
+    sw_quick_fn *quick;      /* quick.c's path, built for this CPU */
     uint8_t *scratch;        /* o.payload bytes, aligned: a piece whose
                                 packet buffer is not aligned, a scan prefix */
     uint32_t *group;         /* o.ports entries: ports answered alike */
@@ -371,9 +382,6 @@ static inline struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx)
     return ct && ct->in_use && ct->gen == ctx >> 16 ? ct : NULL;
 }
 
-/* quick.c: a packet the quick path takes whole (1), or leaves to the
- * full checks (0, nothing done). */
-int sw_quick_input(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len);
 uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row);
 /* The ready row of a set-up (SW_NONE: none). */
 uint32_t sw_ct_of_setup(const struct acis_sw *sw, uint32_t job, uint32_t leader, uint32_t id);
@@ -412,11 +420,28 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                   const struct acis_hdr *h, const uint8_t *payload);
 void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
                  const uint8_t *payload);
-/* cgr.c, for quick.c: the piece of a checked packet of a quick use (its
- * payload, a reduction's, folded in) and its child counted. */
-void sw_cgr_take(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, struct sw_use *u,
-                 uint32_t slot, uint32_t port, uint32_t rx_off, uint32_t rx_len,
-                 const uint8_t *payload);
+/* cgr.c: every child of the current use of slot is in (sw_cgr_count). */
+void sw_cgr_complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot);
+
+/* The child on port is in (and what it asked back); the last one
+ * completes the segment.  For cgr.c and quick.c. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void sw_cgr_count(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s,
+                                struct sw_use *u, uint32_t slot, uint32_t port,
+                                uint32_t rx_off, uint32_t rx_len)
+{
+    if (rx_len) {
+        sw_bit_set(u->want, port);
+        u->want_any = 1;
+        u->want_lo = rx_off < u->want_lo ? rx_off : u->want_lo;
+        u->want_hi = rx_off + rx_len > u->want_hi ? rx_off + rx_len : u->want_hi;
+    }
+    sw_bit_set(u->bits, port);
+    if (++u->arrived == ct->nchild)
+        sw_cgr_complete(sw, ct, s, slot);
+}
 
 /* link.c: control from a child link on port, or from the parent. */
 void sw_link_control(struct acis_sw *sw, uint32_t port, const struct acis_hdr *h,
