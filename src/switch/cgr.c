@@ -634,5 +634,6 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
             return;
         }
     }
-    sw_cgr_count(sw, ct, s, u, h->slot, port, h->rx_off, h->rx_len);
+    sw_cgr_want(u, port, h->rx_off, h->rx_len);
+    sw_cgr_arrive(sw, ct, s, u, h->slot, port);
 }

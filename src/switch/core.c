@@ -112,11 +112,8 @@ static void uplink_data(struct acis_sw *sw, const struct acis_hdr *h, const uint
 }
 
 /* Every packet the quick path leaves: decoded, every check made. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static void full_input(struct acis_sw *sw, uint32_t port, const void *peer,
-                       const uint8_t *pkt, size_t len)
+void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
+                   size_t len)
 {
     struct acis_hdr h;
     SWC(sw, packets_in)++;
@@ -167,6 +164,5 @@ static void full_input(struct acis_sw *sw, uint32_t port, const void *peer,
 void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
                    const uint8_t *pkt, size_t len)
 {
-    if (!sw->quick(sw, port, pkt, len))
-        full_input(sw, port, peer, pkt, len);
+    sw->quick(sw, port, peer, pkt, len);        /* quick.c, or sw_full_input */
 }

@@ -17,8 +17,8 @@
  * length, its checksum, its source rank being its port's, its member
  * number, what it asks back, and not being a duplicate.  Anything
  * else -- a first piece, a repeat, an error, a link, a control packet,
- * anything malformed -- returns 0 untouched and takes the full path, which
- * counts and drops what it must.  test/unit/check_quick.c feeds mutated
+ * anything malformed -- goes untouched to the full path (core.c,
+ * sw_full_input), which counts and drops what it must.  test/unit/check_quick.c feeds mutated
  * packets to a switch with this path and one without and requires the
  * same answers and counters.
  *
@@ -34,12 +34,6 @@
 #endif
 
 #include "sw.h"
-
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
 
 #define WORDS (ACIS_HDR_LEN / 8)
 
@@ -61,10 +55,11 @@ static const union {
 } };
 
 /* Does the header at pkt differ from t outside the sender's own fields? */
-static ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t)
+static SW_ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t)
 {
 #if defined(__SSE2__)
     __m128i d = _mm_setzero_si128();
+#pragma GCC unroll 5
     for (int i = 0; i < ACIS_HDR_LEN; i += 16) {
         __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(pkt + i)),
                                   _mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)t + i)));
@@ -118,48 +113,53 @@ static inline uint32_t crc_hw(const uint8_t *pkt, size_t len)
 }
 #endif
 
-static ALWAYS_INLINE int quick(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len,
-                               quick_crc *crc)
+static SW_ALWAYS_INLINE void quick(struct acis_sw *sw, uint32_t port, const void *peer,
+                                  const uint8_t *pkt, size_t len, quick_crc *crc)
 {
     if (len < ACIS_HDR_LEN || port >= sw->o.ports)
-        return 0;
+        goto full;
     const struct sw_port *p = &sw->ports[port];
     struct sw_ct *ct = sw_ct_lookup(sw, acis_get32(pkt + 24));
     uint32_t slot = acis_get16(pkt + 10);
     if (!p->in_use || p->link || !ct || ct->job != p->job || slot >= ct->window)
-        return 0;
+        goto full;
     struct sw_slot *s = &ct->slots[slot];
     struct sw_use *u = &s->u[s->cur];
     const uint8_t *payload = pkt + ACIS_HDR_LEN;
     if (!u->quick || u->abstained || sw_bit(u->bits, port) || !sw_bit(ct->ports, port) ||
         len != ACIS_HDR_LEN + (size_t)u->len || (u->ne && (uintptr_t)payload % _Alignof(max_align_t)))
-        return 0;
+        goto full;
     uint32_t rx_off = acis_get32(pkt + 64), rx_len = acis_get32(pkt + 68);
     if (differs(pkt, s->tmpl) || acis_get64(pkt + 16) != sw->jobs[p->job].key || acis_get32(pkt + 32) != p->rank ||
         (uint64_t)rx_off + rx_len > u->len || acis_get32(pkt + 72) >= ct->size ||
         crc(pkt, len) != acis_get32(pkt + ACIS_HDR_CHECKSUM))
-        return 0;
+        goto full;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
     SWC(sw, quick)++;
+    sw_cgr_want(u, port, rx_off, rx_len);      /* before the fold: fewer live */
     if (u->ne) {
         sw->kern[u->dtype](u->op, u->buf, payload, u->ne);
         SWC(sw, elements_reduced) += u->ne;
     }
-    sw_cgr_count(sw, ct, s, u, slot, port, rx_off, rx_len);
-    return 1;
+    sw_cgr_arrive(sw, ct, s, u, slot, port);
+    return;
+full:
+    sw_full_input(sw, port, peer, pkt, len);
 }
 
-static int quick_any(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len)
+static void quick_any(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
+                      size_t len)
 {
-    return quick(sw, port, pkt, len, crc_any);
+    quick(sw, port, peer, pkt, len, crc_any);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("sse4.2")))
-static int quick_hw(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len)
+static void quick_hw(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
+                     size_t len)
 {
-    return quick(sw, port, pkt, len, crc_hw);
+    quick(sw, port, peer, pkt, len, crc_hw);
 }
 #endif
 

@@ -19,6 +19,13 @@
 
 #define SW_NONE 0xffffffffu
 
+/* For the few helpers of the per-packet path that must be in line. */
+#if defined(__GNUC__)
+#define SW_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define SW_ALWAYS_INLINE inline
+#endif
+
 /* Buffers handed to the reduction kernels start at a multiple of this
  * (a cache line; more than any element type needs). */
 #define SW_ALIGN 64
@@ -219,12 +226,15 @@ extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
  * switch calls directly for a piece whose op and type it checked. */
 const sw_kernel *sw_kernels_best(void);
 
-/* quick.c: a packet the quick path takes whole (1), or leaves to the
- * full checks (0, nothing done); sw_quick_best picks the build this CPU
- * runs. */
+/* quick.c: a packet into the switch (acis_sw_input): the quick path takes
+ * it whole or hands it, nothing done, to the full checks (core.c);
+ * sw_quick_best picks the build this CPU runs. */
 struct acis_sw;
-typedef int sw_quick_fn(struct acis_sw *sw, uint32_t port, const uint8_t *pkt, size_t len);
+typedef void sw_quick_fn(struct acis_sw *sw, uint32_t port, const void *peer,
+                         const uint8_t *pkt, size_t len);
 sw_quick_fn *sw_quick_best(void);
+void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
+                   size_t len);
 
 struct acis_sw {
     struct acis_sw_opts o;
@@ -420,17 +430,13 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                   const struct acis_hdr *h, const uint8_t *payload);
 void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
                  const uint8_t *payload);
-/* cgr.c: every child of the current use of slot is in (sw_cgr_count). */
+/* cgr.c: every child of the current use of slot is in (sw_cgr_arrive). */
 void sw_cgr_complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot);
 
-/* The child on port is in (and what it asked back); the last one
- * completes the segment.  For cgr.c and quick.c. */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline void sw_cgr_count(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s,
-                                struct sw_use *u, uint32_t slot, uint32_t port,
-                                uint32_t rx_off, uint32_t rx_len)
+/* The child on port asks rx_len bytes at rx_off back; then it is in,
+ * and the last one completes the segment.  For cgr.c and quick.c. */
+static SW_ALWAYS_INLINE void sw_cgr_want(struct sw_use *u, uint32_t port, uint32_t rx_off,
+                                         uint32_t rx_len)
 {
     if (rx_len) {
         sw_bit_set(u->want, port);
@@ -438,6 +444,11 @@ static inline void sw_cgr_count(struct acis_sw *sw, struct sw_ct *ct, struct sw_
         u->want_lo = rx_off < u->want_lo ? rx_off : u->want_lo;
         u->want_hi = rx_off + rx_len > u->want_hi ? rx_off + rx_len : u->want_hi;
     }
+}
+static SW_ALWAYS_INLINE void sw_cgr_arrive(struct acis_sw *sw, struct sw_ct *ct,
+                                           struct sw_slot *s, struct sw_use *u, uint32_t slot,
+                                           uint32_t port)
+{
     sw_bit_set(u->bits, port);
     if (++u->arrived == ct->nchild)
         sw_cgr_complete(sw, ct, s, slot);
