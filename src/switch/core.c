@@ -1,10 +1,7 @@
-/* core.c -- the switch core and its collective control module: build a
- * switch (all its memory at once, layout.c), validate every packet (wire
- * checks, then port, job key, source rank, context and membership), hand
- * control packets to the control plane and data packets to the
- * gather/reduce unit of their communicator row -- from a host, a switch
- * below (a link port) or the one above (ACIS_PORT_UPLINK).  A packet that
- * fails any check is counted by reason and dropped. */
+/* core.c -- the switch core: build a switch (all its memory at once,
+ * layout.c), take its packets in (acis_sw_input: the quick path of
+ * quick.c, which hands all else to input.c's full checks), its clock,
+ * its counters. */
 #include "config.h"
 
 #include <stdio.h>
@@ -98,67 +95,6 @@ uint32_t acis_sw_boot(const struct acis_sw *sw)
 void acis_sw_counters(const struct acis_sw *sw, uint64_t *out)
 {
     memcpy(out, sw->c, sizeof sw->c);
-}
-
-/* An answer of the parent switch to a segment this one sent up. */
-static void uplink_data(struct acis_sw *sw, const struct acis_hdr *h, const uint8_t *payload)
-{
-    struct sw_ct *ct = sw->up ? sw_ct_lookup(sw, h->ctx) : NULL;
-    if (!ct || !(h->flags & ACIS_F_RESULT) || h->job_key != sw->jobs[ct->job].key) {
-        SWC(sw, drop_foreign)++;
-        return;
-    }
-    sw_cgr_down(sw, ct, h, payload);
-}
-
-/* Every packet the quick path leaves: decoded, every check made. */
-void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
-                   size_t len)
-{
-    struct acis_hdr h;
-    SWC(sw, packets_in)++;
-    SWC(sw, bytes_in) += len;
-    if (acis_wire_decode(pkt, len, sw->o.payload, &h) != ACIS_WERR_OK) {
-        SWC(sw, drop_malformed)++;
-        return;
-    }
-    unsigned kind = ACIS_OPC_KIND(h.opcode);
-    const uint8_t *payload = pkt + ACIS_HDR_LEN;
-    if (port == ACIS_PORT_UPLINK)
-        sw->asked_ns = 0;                       /* the parent is alive */
-    if (kind >= ACIS_K_HELLO) {
-        sw_control(sw, port, peer, &h, payload);
-        return;
-    }
-    if (port == ACIS_PORT_UPLINK) {
-        uplink_data(sw, &h, payload);
-        return;
-    }
-    if (port >= sw->o.ports || !sw->ports[port].in_use || (h.flags & ACIS_F_RESULT)) {
-        SWC(sw, drop_foreign)++;
-        return;
-    }
-    const struct sw_port *p = &sw->ports[port];
-    uint32_t job = p->link ? sw_find_job(sw, h.job_key) : p->job;
-    if (job == SW_NONE || h.job_key != sw->jobs[job].key ||
-        (p->link && !sw_bit(sw->jobs[job].links, port))) {
-        SWC(sw, drop_foreign)++;
-        return;
-    }
-    if (h.src != (p->link ? ACIS_NO_RANK : p->rank)) {
-        SWC(sw, drop_spoofed)++;
-        return;
-    }
-    struct sw_ct *ct = sw_ct_lookup(sw, h.ctx);
-    if (!ct || ct->job != job) {
-        SWC(sw, drop_foreign)++;
-        return;
-    }
-    if (!sw_bit(ct->ports, port)) {
-        SWC(sw, drop_not_member)++;
-        return;
-    }
-    sw_cgr_input(sw, ct, port, &h, payload);
 }
 
 void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,

@@ -4,7 +4,7 @@
  * such a use quick).  This is the commonest packet there is: all members
  * but the first of every segment send one.
  *
- * Why its few checks are the full path's (core.c, wire.c, cgr.c): the
+ * Why its few checks are the full path's (input.c, wire.c, cgr.c): the
  * use's first packet passed every one of them, and start_use kept its
  * header, as sent, in the slot (sw_slot.tmpl) when it was whole.  A packet
  * whose header equals that one in every byte but its own fields (source
@@ -17,7 +17,7 @@
  * length, its checksum, its source rank being its port's, its member
  * number, what it asks back, and not being a duplicate.  Anything
  * else -- a first piece, a repeat, an error, a link, a control packet,
- * anything malformed -- goes untouched to the full path (core.c,
+ * anything malformed -- goes untouched to the full path (input.c,
  * sw_full_input), which counts and drops what it must.  test/unit/check_quick.c feeds mutated
  * packets to a switch with this path and one without and requires the
  * same answers and counters.

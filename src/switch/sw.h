@@ -227,7 +227,7 @@ extern const sw_kernel sw_kernels_avx512[ACIS_DT_COUNT];
 const sw_kernel *sw_kernels_best(void);
 
 /* quick.c: a packet into the switch (acis_sw_input): the quick path takes
- * it whole or hands it, nothing done, to the full checks (core.c);
+ * it whole or hands it, nothing done, to the full checks (input.c);
  * sw_quick_best picks the build this CPU runs. */
 struct acis_sw;
 typedef void sw_quick_fn(struct acis_sw *sw, uint32_t port, const void *peer,
