@@ -242,11 +242,12 @@ int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_
     return 0;
 }
 
-int acis_dev_answer(const struct acis_dev_ticket *t, struct acis_hdr *a, const uint8_t **payload)
+int acis_dev_result(const struct acis_dev_ticket *t, struct acis_dev_result *r)
 {
-    if (!acis_dev.ops->ready(acis_dev.ch, t, a, payload))
-        return 0;
+    int got = acis_dev.ops->result(acis_dev.ch, t, r);
+    if (got == ACIS_DEV_WAITING)
+        return got;
     ACIS_COUNT(packets_received, 1);
-    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + a->payload_len);
-    return 1;
+    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + r->len);
+    return got;
 }

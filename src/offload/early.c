@@ -63,11 +63,9 @@ void acis_early_kept(struct acis_coff *co, uint32_t slot)
 /* Take e's answer if it came: 1, else 0 (device lock held). */
 static int take(struct acis_coff *co, struct acis_early *e)
 {
-    struct acis_hdr a;
-    const uint8_t *pl;
-    if (!acis_dev_answer(&e->t, &a, &pl))
+    int rc;
+    if (!acis_short_answer(&e->st, &co->win, &e->t, &rc))
         return 0;
-    int rc = acis_stream_answer(&e->st, &co->win, &a, pl);
     if (rc != 0 || e->st.refused) {
         acis_stream_release(&e->st, &co->win, 0);
         struct acis_comm *cs = co->cs;

@@ -491,6 +491,13 @@ int acis_offload_flat(struct acis_call *c);
  * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
 
+/* If the answer to the post t is there, take it into st, whose one
+ * packet it was (device lock held): 1 with *rc 0, or -1 if the switch
+ * could not serve it (acis_stream_take); else 0. */
+struct acis_dev_ticket;
+int acis_short_answer(struct acis_stream *st, struct acis_window *w,
+                      const struct acis_dev_ticket *t, int *rc);
+
 /* The quick path (short.c), before acis_select(): a blocking broadcast,
  * scatter or gather whose shape the short path prepared before on this
  * communicator runs from the cached preparation, counted and decided

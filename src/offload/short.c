@@ -112,6 +112,21 @@ static int prepare(const struct acis_call *c, struct acis_short *s)
     return 1;
 }
 
+int acis_short_answer(struct acis_stream *st, struct acis_window *w,
+                      const struct acis_dev_ticket *t, int *rc)
+{
+    struct acis_dev_result r;
+    int got;
+    if (!acis_dev_answered(t) || (got = acis_dev_result(t, &r)) == ACIS_DEV_WAITING)
+        return 0;
+    *rc = acis_stream_take(st, w,
+                           got == ACIS_DEV_DONE        ? ACIS_TAKE_DATA
+                           : got == ACIS_DEV_ABSTAINED ? ACIS_TAKE_ABSTAINED
+                                                       : ACIS_TAKE_FAILED,
+                           r.data, r.off, r.len);
+    return 1;
+}
+
 /* Run c as s prepared it: 1 with *rc the call's result, or 0 if it must
  * take the engine (nothing was touched but early answers taken). */
 static int go(struct acis_call *c, const struct acis_short *s, int *rc)
@@ -120,10 +135,9 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     struct acis_coff *co = cs->off;
     uint8_t *src = s->has_src ? caller_buf(c, s->src_rbuf) + s->src_at : NULL;
     uint8_t *dst = s->has_dst || s->own_block ? caller_buf(c, s->dst_rbuf) + s->dst_at : NULL;
-    struct acis_hdr h = s->h, a;
+    struct acis_hdr h = s->h;
     struct acis_stream own_st, *st = &own_st;
     struct acis_dev_ticket own_t, *t = &own_t;
-    const uint8_t *answer;
     uint32_t slot;
 
     acis_dev_lock();
@@ -169,8 +183,7 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     int others = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
     uint64_t idle = 0, poked = 0;
     for (;;) {
-        int got = acis_dev_answer(t, &a, &answer);
-        int taken = got ? acis_stream_answer(st, &co->win, &a, answer) : 0;
+        int taken = 0, got = acis_short_answer(st, &co->win, t, &taken);
         acis_dev_unlock();
         if (got && taken != 0)
             goto refused;

@@ -280,6 +280,26 @@ answered:
     return 0;
 }
 
+int acis_stream_take(struct acis_stream *s, struct acis_window *w, int how,
+                     const uint8_t *data, uint64_t off, uint32_t len)
+{
+    uint32_t slot = slot_of(s, w, 0);
+    if (!w->busy[slot] || w->owner[slot] != s || w->seg[slot] != 0)
+        return -1;
+    if (how == ACIS_TAKE_ABSTAINED) {
+        s->refused = 1;                    /* as acis_stream_answer() does */
+    } else if (how != ACIS_TAKE_DATA || s->abstain) {
+        return -1;
+    } else if (len) {
+        if (off < s->dst_off || off + len > s->dst_off + s->dst_len)
+            return -1;
+        memcpy(s->dst_buf + (off - s->dst_off), data, len);
+    }
+    s->answered++;
+    free_slot(w, slot);
+    return 0;
+}
+
 void acis_stream_release(const struct acis_stream *s, struct acis_window *w, uint32_t k)
 {
     uint32_t slot = slot_of(s, w, k);

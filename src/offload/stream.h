@@ -142,6 +142,20 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload);
 
+/* The same for a stream started with acis_stream_start_like, whose one
+ * packet went to a switch that answers it in place (acis_dev_post): how
+ * says what the answer is -- ACIS_TAKE_DATA, len bytes of the result
+ * space from byte off; ACIS_TAKE_FAILED, the switch could not serve it;
+ * ACIS_TAKE_ABSTAINED, a member abstained (s->refused is set, nothing is
+ * written).  The answer is that packet's own, read where the switch
+ * published it for this post, so none of acis_stream_answer()'s checks
+ * that it belongs here is needed but that the slot still waits for it;
+ * what it brings must lie in what s asked for.  0, or -1 (the slot is
+ * kept then). */
+enum { ACIS_TAKE_DATA, ACIS_TAKE_FAILED, ACIS_TAKE_ABSTAINED };
+int acis_stream_take(struct acis_stream *s, struct acis_window *w, int how,
+                     const uint8_t *data, uint64_t off, uint32_t len);
+
 /* Give back segment k's slot if it still waits for k's answer (the
  * answer will not come: the switch refused the packet). */
 void acis_stream_release(const struct acis_stream *s, struct acis_window *w, uint32_t k);

@@ -89,6 +89,7 @@ struct shm_port {                /* one member's post; its piece follows */
 };
 
 _Static_assert(sizeof(struct shm_port) == LINE, "a port is one cache line");
+_Static_assert(offsetof(struct shm_res, done) == 0, "a wait's done is its result line");
 
 struct acis_shmsw {
     struct shm_head *h;
@@ -658,7 +659,10 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
     p->rx_len = q->rx_len;
     p->abstain = (uint8_t)abstain;
     atomic_store_explicit(&p->use, (uint64_t)use + 1, memory_order_release);
-    *w = (struct acis_shm_wait){ .q = *q, .row = r, .member = m, .use = use, .base = base };
+    *w = (struct acis_shm_wait){
+        .q = *q, .row = r, .member = m, .use = use, .base = base, .done = &slot_res(b)->done,
+        .data = (sw_is_scan(kind) ? port_piece(p) : slot_buf(h, b, use & 1)) + q->rx_off,
+    };
     if (atomic_fetch_add_explicit(slot_arrived(b), 1, memory_order_acq_rel) == n - 1)
         complete(s, b, n, use);                     /* the last one does the switch's work */
     return 0;
@@ -692,6 +696,18 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
     *payload = (sw_is_scan(kind) ? port_piece(slot_port(h, b, w->member))
                               : slot_buf(h, b, w->use & 1)) + w->q.rx_off;
     return 1;
+}
+
+int acis_shmsw_result(const struct acis_shm_wait *w, const uint8_t **data)
+{
+    const struct shm_res *res = (const struct shm_res *)(const void *)w->done;
+    *data = NULL;
+    if (atomic_load_explicit(w->done, memory_order_acquire) != (uint64_t)w->use + 1)
+        return ACIS_SHM_WAITING;
+    if (res->error)                /* written before done's store: its acquire covers it */
+        return res->error == RES_ABSTAINED ? ACIS_SHM_ABSTAINED : ACIS_SHM_MISMATCH;
+    *data = w->data;
+    return ACIS_SHM_DONE;
 }
 
 void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms)

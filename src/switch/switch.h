@@ -10,6 +10,7 @@
 #ifndef ACIS_SWITCH_H
 #define ACIS_SWITCH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -301,6 +302,9 @@ struct acis_shm_wait {
     struct acis_hdr q;
     uint32_t row, member, use;
     uint64_t base;           /* first result-space byte of the segment */
+    const _Atomic uint64_t *done;   /* the slot's doorbell: use + 1 once
+                                       answered (acquire it, then read) */
+    const uint8_t *data;     /* where the answer's q.rx_len bytes are then */
 };
 
 /* Create the segment name (shm_open) for ranks processes of job key, with
@@ -336,6 +340,15 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
  * process posts to the slot again) if w's segment is complete, else 0. */
 int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
                      struct acis_hdr *a, const uint8_t **payload);
+/* The answer of w for a poster that knows what it asked (the short
+ * path): ACIS_SHM_WAITING while w's segment is not complete; ACIS_SHM_DONE
+ * with *data the q.rx_len bytes it asked for (at result-space byte
+ * base + q.rx_off; valid until this process posts to the slot again); or
+ * ACIS_SHM_MISMATCH (members posted different collectives) or
+ * ACIS_SHM_ABSTAINED (a member abstained), with *data NULL.  What
+ * acis_shmsw_ready() says, without writing a header. */
+enum { ACIS_SHM_WAITING, ACIS_SHM_DONE, ACIS_SHM_MISMATCH, ACIS_SHM_ABSTAINED };
+int acis_shmsw_result(const struct acis_shm_wait *w, const uint8_t **data);
 /* Sleep until w's slot publishes or ms pass. */
 void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms);
 
