@@ -88,6 +88,12 @@ struct acis_chan_ops {
     int (*post)(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
                 void *ticket);
     int (*result)(struct acis_chan *ch, const void *ticket, struct acis_dev_result *r);
+    /* Optional, with post: prepare a post (a struct acis_dev_prep,
+     * device.h) once for packets that differ from h only in sequence
+     * number, slot and round, 0 or -1; post such a packet from it. */
+    int (*prepare)(struct acis_chan *ch, const struct acis_hdr *h, void *prep);
+    int (*post_like)(struct acis_chan *ch, const void *prep, const struct acis_hdr *h,
+                     const uint8_t *payload, void *ticket);
     void (*sleep)(struct acis_chan *ch, const void *ticket, int ms);
     /* Optional, for a channel whose wait() reads what other threads
      * change (the posts the shared-memory channel waits on): wait() is

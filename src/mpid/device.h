@@ -140,6 +140,21 @@ struct acis_dev_result {
 };
 int acis_dev_can_post(void);
 int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_dev_ticket *t);
+/* A post prepared once for the packets that differ from h only in
+ * sequence number, slot and round (the short path's calls of one shape):
+ * acis_dev_prepare() is 0 with p filled, or -1 (post each with
+ * acis_dev_post then); acis_dev_post_like() posts such a packet h as
+ * acis_dev_post() would, from p and those three fields of h. */
+#define ACIS_DEV_PREP 192
+struct acis_dev_prep {
+    union {
+        _Alignas(8) unsigned char b[ACIS_DEV_PREP];
+        struct acis_shm_prep shm;       /* the shared-memory channel's */
+    };
+};
+int acis_dev_prepare(const struct acis_hdr *h, struct acis_dev_prep *p);
+int acis_dev_post_like(const struct acis_dev_prep *p, const struct acis_hdr *h,
+                       const uint8_t *payload, struct acis_dev_ticket *t);
 static inline int acis_dev_answered(const struct acis_dev_ticket *t)
 {
     return atomic_load_explicit(t->bell, memory_order_acquire) == t->ring;

@@ -14,6 +14,7 @@
 
 #include "commtable/commtable.h"
 #include "fallback/fallback.h"
+#include "mpid/device.h"
 #include "offload/stream.h"
 #include "util/util.h"
 
@@ -154,6 +155,7 @@ struct acis_exec;
 struct acis_short {
     struct acis_stream st;        /* src_buf, dst_buf unset */
     struct acis_hdr h;            /* seq, slot, flags set per call */
+    struct acis_dev_prep prep;    /* h's post, prepared (if prepped) */
     uint64_t src_at, dst_at;      /* images, from the caller's buffer */
     uint64_t pl_at;               /* the payload, from the source image */
     uint64_t own_at, own_len;     /* scatter root: its block, from the
@@ -161,6 +163,7 @@ struct acis_short {
     uint8_t src_rbuf, dst_rbuf;   /* which caller buffer each image is in */
     uint8_t has_src, has_dst;
     uint8_t early, own_block;
+    uint8_t prepped;
 };
 
 /* The quick path's cache (qcache.c): calls prepared on the short path,

@@ -108,6 +108,7 @@ static int prepare(const struct acis_call *c, struct acis_short *s)
     uint32_t len;
     acis_stream_packet_hdr(&s->st, &((struct acis_coff *)cs->off)->win, 0, &s->h, &pl, &len);
     s->pl_at = pl ? (uint64_t)(pl - src.p) : 0;
+    s->prepped = acis_dev_prepare(&s->h, &s->prep) == 0;
     s->st.src_buf = NULL;
     return 1;
 }
@@ -162,7 +163,8 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     st->dst_buf = dst;
     st->seq = ++co->seq;
     acis_stream_start_like(st, &co->win, &h, 0);
-    int posted = acis_dev_post(&h, h.payload_len ? src + s->pl_at : NULL, t);
+    const uint8_t *pl = h.payload_len ? src + s->pl_at : NULL;
+    int posted = s->prepped ? acis_dev_post_like(&s->prep, &h, pl, t) : acis_dev_post(&h, pl, t);
     if (posted == 0 && early) {
         acis_early_kept(co, slot);
         acis_dev_unlock();

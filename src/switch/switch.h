@@ -336,6 +336,27 @@ size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
  * -1 (counted) if the packet does not fit its row. */
 int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_t *payload,
                     struct acis_shm_wait *w);
+/* A post checked and worked out once for the packets that differ from q
+ * only in sequence number, slot and round (the short path's calls of one
+ * shape): 0 with p filled, or -1 if q would be refused (nothing counted;
+ * post it with acis_shmsw_post, which counts it).  acis_shmsw_post_like
+ * posts such a packet q as acis_shmsw_post would, reading only those
+ * three of q; p stays good while its row is the communicator's (else the
+ * post checks q afresh). */
+struct acis_shm_prep {
+    struct acis_hdr q;       /* the packet prepared */
+    uint32_t row, gen, member, n;   /* its row, generation, our place, members */
+    uint64_t base;           /* first result-space byte of the segment */
+    uint64_t piece_at;       /* where the payload goes in the result buffer */
+    uint8_t in_port;         /* or: in the port (a reduction's piece) */
+    uint8_t scan;            /* the answer is in the port (scans) */
+    _Alignas(8) uint8_t port[56];   /* the port's line after its use word */
+};
+int acis_shmsw_prepare(const struct acis_shmsw *s, const struct acis_hdr *q,
+                       struct acis_shm_prep *p);
+int acis_shmsw_post_like(struct acis_shmsw *s, const struct acis_shm_prep *p,
+                         const struct acis_hdr *q, const uint8_t *payload,
+                         struct acis_shm_wait *w);
 /* 1 with the answer (header and where its payload is, valid until this
  * process posts to the slot again) if w's segment is complete, else 0. */
 int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
