@@ -23,12 +23,6 @@
 #include "offload/offload.h"
 #include "util/util.h"
 
-/* Part of its communicator's acis_coff: under the device lock, as it. */
-struct acis_early {
-    struct acis_stream st;
-    struct acis_dev_ticket t;
-};
-
 /* e's answer is still to take: its slot waits for it. */
 static int out(const struct acis_coff *co, const struct acis_early *e)
 {
@@ -36,28 +30,11 @@ static int out(const struct acis_coff *co, const struct acis_early *e)
     return co->win.busy[slot] && co->win.owner[slot] == &e->st;
 }
 
-/* co's early calls, made at the first: NULL without memory. */
-static struct acis_early *early_of(struct acis_coff *co)
+struct acis_early *acis_early_make(struct acis_coff *co)
 {
     if (!co->early)
         co->early = calloc(co->win.size, sizeof *co->early);
     return co->early;
-}
-
-int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
-                    struct acis_dev_ticket **t)
-{
-    if (!early_of(co))
-        return -1;
-    *st = &co->early[slot].st;
-    *t = &co->early[slot].t;
-    return 0;
-}
-
-void acis_early_kept(struct acis_coff *co, uint32_t slot)
-{
-    co->win.owner[slot] = &co->early[slot].st;     /* the answer finds it there */
-    co->nearly++;
 }
 
 /* Take e's answer if it came: 1, else 0 (device lock held). */

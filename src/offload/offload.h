@@ -531,14 +531,33 @@ static inline int acis_early_kind(unsigned kind, uint64_t total)
     return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER || kind == ACIS_K_GATHER) &&
            total <= ACIS_EARLY_MAX;
 }
+/* An early call: part of its communicator's acis_coff (co->early, by
+ * slot), under the device lock as it. */
+struct acis_early {
+    struct acis_stream st;
+    struct acis_dev_ticket t;
+};
+/* co's early calls, made at the first: NULL without memory. */
+struct acis_early *acis_early_make(struct acis_coff *co);
 /* Where the short path builds an early call on slot (free, device lock
  * held): its stream and ticket in co's early calls (0, or -1 without
  * memory for them: the caller waits for the answer instead); once
- * posted, that it is out, its answer to be taken later. */
-struct acis_dev_ticket;
-int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
-                    struct acis_dev_ticket **t);
-void acis_early_kept(struct acis_coff *co, uint32_t slot);
+ * posted, that it is out, its answer to be taken later.  Inline: on
+ * every such call. */
+static inline int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
+                                  struct acis_dev_ticket **t)
+{
+    if (!co->early && !acis_early_make(co))
+        return -1;
+    *st = &co->early[slot].st;
+    *t = &co->early[slot].t;
+    return 0;
+}
+static inline void acis_early_kept(struct acis_coff *co, uint32_t slot)
+{
+    co->win.owner[slot] = &co->early[slot].st;     /* the answer finds it there */
+    co->nearly++;
+}
 /* Take co's early answers that came, oldest first, up to the first
  * still out (device lock held): 0, or -1 if that one holds the slot of
  * co's next segment (acis_early_settle waits for it). */

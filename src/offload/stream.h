@@ -106,9 +106,32 @@ void acis_stream_packet_hdr(const struct acis_stream *s, const struct acis_windo
  * built for (acis_stream_packet_hdr, segment 0) only in its sequence
  * number and position: h gets s's sequence number, slot and round, and
  * the slot is marked busy as there.  The payload is the caller's to
- * find. */
-void acis_stream_start_like(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
-                            uint64_t now);
+ * find.  Inline, with the marking: the short path's every call. */
+static inline void acis_window_mark_sent(struct acis_window *w, struct acis_stream *s,
+                                         uint32_t k, uint32_t slot, uint64_t now)
+{
+    w->busy[slot] = 1;
+    w->owner[slot] = s;
+    w->seg[slot] = k;
+    w->sent_ns[slot] = now;
+    w->tries[slot] = 0;
+    w->busy_count++;
+}
+static inline void acis_stream_start_like(struct acis_stream *s, struct acis_window *w,
+                                          struct acis_hdr *h, uint64_t now)
+{
+    uint64_t pos = w->next_pos++;
+    uint32_t slot = (uint32_t)(pos % w->size);
+    s->nseg = 1;
+    s->pos0 = pos;
+    s->next = 1;
+    s->answered = 0;
+    s->refused = 0;
+    h->seq = s->seq;
+    h->slot = (uint16_t)slot;
+    h->flags = (uint16_t)((h->flags & ~ACIS_F_ROUND) | ((pos / w->size) & 1 ? ACIS_F_ROUND : 0));
+    acis_window_mark_sent(w, s, 0, slot, now);
+}
 
 /* Build the packet of segment k (any k < nseg) without marking anything
  * and without its checksum (0; seal it before sending): for copies kept
