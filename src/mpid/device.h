@@ -160,6 +160,23 @@ static inline int acis_dev_answered(const struct acis_dev_ticket *t)
     return atomic_load_explicit(t->bell, memory_order_acquire) == t->ring;
 }
 int acis_dev_result(const struct acis_dev_ticket *t, struct acis_dev_result *r);
+/* Spin a little on t's bell, a load and a pause a round, up to
+ * ACIS_DEV_SPINS rounds: 1 as soon as the answer is there, else 0.  For
+ * the rounds of a wait that also moves MPICH and may sleep (both by the
+ * clock): those come every ACIS_DEV_SPINS loads, not on every one.  Needs
+ * no lock: the bell is the channel's shared word. */
+#define ACIS_DEV_SPINS 32
+static inline int acis_dev_spin_answer(const struct acis_dev_ticket *t)
+{
+    for (int i = 0; i < ACIS_DEV_SPINS; i++) {
+        if (acis_dev_answered(t))
+            return 1;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    return 0;
+}
 void acis_dev_wait_answer(const struct acis_dev_ticket *t, uint64_t idle_since_ns);
 
 /* Receive what has arrived, validate it, hand data answers to the

@@ -121,7 +121,8 @@ void acis_early_settle(struct acis_coff *co, int all)
         acis_mpich_poke(&poked);
         if (acis_oc.thread_level == MPI_THREAD_MULTIPLE)
             acis_engine_progress();     /* other threads' collectives, meanwhile */
-        acis_dev_wait_answer(&t, idle);
+        if (!acis_dev_spin_answer(&t))
+            acis_dev_wait_answer(&t, idle);
         acis_dev_lock();
     }
     acis_dev_unlock();

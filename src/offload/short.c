@@ -196,7 +196,8 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
         if (others)
             acis_engine_progress();
         acis_mpich_poke(&poked);
-        acis_dev_wait_answer(t, idle);
+        if (!acis_dev_spin_answer(t))
+            acis_dev_wait_answer(t, idle);
         acis_dev_lock();
     }
     if (st->refused) {                   /* a member abstained: all redo it in MPICH */
