@@ -496,10 +496,22 @@ int acis_short_run(struct acis_call *c, int *rc);
 
 /* If the answer to the post t is there, take it into st, whose one
  * packet it was (device lock held): 1 with *rc 0, or -1 if the switch
- * could not serve it (acis_stream_take); else 0. */
-struct acis_dev_ticket;
-int acis_short_answer(struct acis_stream *st, struct acis_window *w,
-                      const struct acis_dev_ticket *t, int *rc);
+ * could not serve it (acis_stream_take); else 0.  The short path's and
+ * early.c's (inline: early.c may not call short.c, which calls it). */
+static inline int acis_short_answer(struct acis_stream *st, struct acis_window *w,
+                                    const struct acis_dev_ticket *t, int *rc)
+{
+    struct acis_dev_result r;
+    int got;
+    if (!acis_dev_answered(t) || (got = acis_dev_result(t, &r)) == ACIS_DEV_WAITING)
+        return 0;
+    *rc = acis_stream_take(st, w,
+                           got == ACIS_DEV_DONE        ? ACIS_TAKE_DATA
+                           : got == ACIS_DEV_ABSTAINED ? ACIS_TAKE_ABSTAINED
+                                                       : ACIS_TAKE_FAILED,
+                           r.data, r.off, r.len);
+    return 1;
+}
 
 /* The quick path (short.c), before acis_select(): a blocking broadcast,
  * scatter or gather whose shape the short path prepared before on this

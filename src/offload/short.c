@@ -113,21 +113,6 @@ static int prepare(const struct acis_call *c, struct acis_short *s)
     return 1;
 }
 
-int acis_short_answer(struct acis_stream *st, struct acis_window *w,
-                      const struct acis_dev_ticket *t, int *rc)
-{
-    struct acis_dev_result r;
-    int got;
-    if (!acis_dev_answered(t) || (got = acis_dev_result(t, &r)) == ACIS_DEV_WAITING)
-        return 0;
-    *rc = acis_stream_take(st, w,
-                           got == ACIS_DEV_DONE        ? ACIS_TAKE_DATA
-                           : got == ACIS_DEV_ABSTAINED ? ACIS_TAKE_ABSTAINED
-                                                       : ACIS_TAKE_FAILED,
-                           r.data, r.off, r.len);
-    return 1;
-}
-
 /* Run c as s prepared it: 1 with *rc the call's result, or 0 if it must
  * take the engine (nothing was touched but early answers taken). */
 static int go(struct acis_call *c, const struct acis_short *s, int *rc)
