@@ -604,9 +604,9 @@ _Static_assert(PORT_TAIL == sizeof(((struct acis_shm_prep *)0)->port),
                "a prepared post holds a port's tail");
 
 /* What a post of q needs, checked and worked out into p: 0, or the
- * counter of the drop (an ACIS_SWC_drop_*, never 0).  All but q's round, read at the post: what a post
- * that differs from q only in sequence number, slot and round needs too
- * (the slot is checked again there). */
+ * counter of the drop (an ACIS_SWC_drop_*, never 0).  All but q's round,
+ * read at the post: what a post that differs from q only in sequence
+ * number, slot and round needs too (the slot is checked again there). */
 static int plan(const struct acis_shmsw *s, const struct acis_hdr *q, struct acis_shm_prep *p)
 {
     struct shm_head *h = s->h;
