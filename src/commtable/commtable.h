@@ -104,9 +104,6 @@ struct acis_comm *acis_comm_get(MPI_Comm comm);
  * it is back (0: every member has a device); NULL: never use it again. */
 acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm));
 
-/* 1 if cs's row was on a switch that has since failed (its collectives
- * are finished by the members themselves, see src/offload/fix.c). */
-int acis_comm_lost(const struct acis_comm *cs);
 
 /* The switch this process joins again has rows rows (more than before?). */
 int acis_commtable_resize(uint32_t rows);
@@ -179,5 +176,13 @@ struct acis_commtable_ctx {
 };
 
 extern struct acis_commtable_ctx acis_ct;
+
+/* 1 if cs's row was on a switch that has since failed (its collectives
+ * are finished by the members themselves, see src/offload/fix.c).
+ * Inline: the short path asks on every call. */
+static inline int acis_comm_lost(const struct acis_comm *cs)
+{
+    return cs->epoch != acis_ct.epoch || atomic_load(&acis_ct.device_lost);
+}
 
 #endif

@@ -223,11 +223,6 @@ acis_reason_t acis_comm_setup(struct acis_comm *cs, int (*rejoin)(MPI_Comm comm)
     return ACIS_REASON_NONE;
 }
 
-int acis_comm_lost(const struct acis_comm *cs)
-{
-    return cs->epoch != acis_ct.epoch || atomic_load(&acis_ct.device_lost);
-}
-
 /* Called when the communicator goes away: rank 0 gives the row back. */
 void acis_ct_release_row(struct acis_comm *cs)
 {

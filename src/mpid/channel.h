@@ -81,12 +81,19 @@ struct acis_chan_ops {
     /* Optional, for a reliable channel whose switch publishes answers in
      * place (the short path, acis_dev_post): post one data packet given
      * as a decoded header and fill the ticket (a struct acis_dev_ticket,
-     * device.h, whose union has the channel's own member) to wait on, 0, or -1 if the switch refused it; read the answer when it
-     * is there (1), else 0; sleep until it may be, or ms pass. */
+     * device.h, whose union has the channel's own member, and whose
+     * bell and ring say when the answer is there) to wait on, 0, or -1
+     * if the switch refused it; take the answer (acis_dev_result()'s
+     * values, r filled); sleep until it may be there, or ms pass. */
     int (*post)(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
                 void *ticket);
-    int (*ready)(struct acis_chan *ch, const void *ticket, struct acis_hdr *a,
-                 const uint8_t **payload);
+    int (*result)(struct acis_chan *ch, const void *ticket, struct acis_dev_result *r);
+    /* Optional, with post: prepare a post (a struct acis_dev_prep,
+     * device.h) once for packets that differ from h only in sequence
+     * number, slot and round, 0 or -1; post such a packet from it. */
+    int (*prepare)(struct acis_chan *ch, const struct acis_hdr *h, void *prep);
+    int (*post_like)(struct acis_chan *ch, const void *prep, const struct acis_hdr *h,
+                     const uint8_t *payload, void *ticket);
     void (*sleep)(struct acis_chan *ch, const void *ticket, int ms);
     /* Optional, for a channel whose wait() reads what other threads
      * change (the posts the shared-memory channel waits on): wait() is

@@ -242,11 +242,27 @@ int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_
     return 0;
 }
 
-int acis_dev_answer(const struct acis_dev_ticket *t, struct acis_hdr *a, const uint8_t **payload)
+int acis_dev_prepare(const struct acis_hdr *h, struct acis_dev_prep *p)
 {
-    if (!acis_dev.ops->ready(acis_dev.ch, t, a, payload))
-        return 0;
+    return acis_dev.ops && acis_dev.ops->prepare ? acis_dev.ops->prepare(acis_dev.ch, h, p) : -1;
+}
+
+int acis_dev_post_like(const struct acis_dev_prep *p, const struct acis_hdr *h,
+                       const uint8_t *payload, struct acis_dev_ticket *t)
+{
+    if (acis_dev.ops->post_like(acis_dev.ch, p, h, payload, t) != 0)
+        return -1;
+    ACIS_COUNT(packets_sent, 1);
+    ACIS_COUNT(bytes_sent, ACIS_HDR_LEN + h->payload_len);
+    return 0;
+}
+
+int acis_dev_result(const struct acis_dev_ticket *t, struct acis_dev_result *r)
+{
+    int got = acis_dev.ops->result(acis_dev.ch, t, r);
+    if (got == ACIS_DEV_WAITING)
+        return got;
     ACIS_COUNT(packets_received, 1);
-    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + a->payload_len);
-    return 1;
+    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + r->len);
+    return got;
 }

@@ -111,22 +111,72 @@ uint32_t acis_dev_credits(uint32_t offered, int rcvbuf, int rx_packets, uint32_t
  * packet is posted and its answer read without the deliver function and
  * without the channel's own list of posts.  acis_dev_can_post() says
  * whether the channel has it; acis_dev_post() posts h (0, or -1 if the
- * switch refused it: members disagree on the collective) and fills t;
- * acis_dev_answer() is 1 with the answer (header, and its payload,
- * valid until this process posts to the slot again) once it is there;
+ * switch refused it: members disagree on the collective) and fills t.
+ * acis_dev_answered() says, in a load, whether the answer is there;
+ * acis_dev_result() then takes it: ACIS_DEV_WAITING (not there yet),
+ * ACIS_DEV_DONE with r the bytes the post asked for (valid until this
+ * process posts to the slot again), ACIS_DEV_MISMATCH (the members'
+ * packets disagree) or ACIS_DEV_ABSTAINED (a member abstained).
  * acis_dev_wait_answer() spins or sleeps as acis_dev_wait() does.  The
  * counters count these packets as any others. */
 #define ACIS_DEV_TICKET 128
 struct acis_dev_ticket {
+    const _Atomic uint64_t *bell;       /* the answer is there once *bell == */
+    uint64_t ring;                      /* ring (the channel's post sets both) */
     union {
         _Alignas(8) unsigned char b[ACIS_DEV_TICKET];
         struct acis_shm_wait shm;       /* the shared-memory channel's: used
                                            where it is, no copy in or out */
     };
 };
+enum {
+    ACIS_DEV_WAITING = ACIS_SHM_WAITING, ACIS_DEV_DONE = ACIS_SHM_DONE,
+    ACIS_DEV_MISMATCH = ACIS_SHM_MISMATCH, ACIS_DEV_ABSTAINED = ACIS_SHM_ABSTAINED
+};
+struct acis_dev_result {
+    const uint8_t *data;                /* len bytes of the result space */
+    uint64_t off;                       /* from byte off; NULL and 0 on error */
+    uint32_t len;
+};
 int acis_dev_can_post(void);
 int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_dev_ticket *t);
-int acis_dev_answer(const struct acis_dev_ticket *t, struct acis_hdr *a, const uint8_t **payload);
+/* A post prepared once for the packets that differ from h only in
+ * sequence number, slot and round (the short path's calls of one shape):
+ * acis_dev_prepare() is 0 with p filled, or -1 (post each with
+ * acis_dev_post then); acis_dev_post_like() posts such a packet h as
+ * acis_dev_post() would, from p and those three fields of h. */
+#define ACIS_DEV_PREP 192
+struct acis_dev_prep {
+    union {
+        _Alignas(8) unsigned char b[ACIS_DEV_PREP];
+        struct acis_shm_prep shm;       /* the shared-memory channel's */
+    };
+};
+int acis_dev_prepare(const struct acis_hdr *h, struct acis_dev_prep *p);
+int acis_dev_post_like(const struct acis_dev_prep *p, const struct acis_hdr *h,
+                       const uint8_t *payload, struct acis_dev_ticket *t);
+static inline int acis_dev_answered(const struct acis_dev_ticket *t)
+{
+    return atomic_load_explicit(t->bell, memory_order_acquire) == t->ring;
+}
+int acis_dev_result(const struct acis_dev_ticket *t, struct acis_dev_result *r);
+/* Spin a little on t's bell, a load and a pause a round, up to
+ * ACIS_DEV_SPINS rounds: 1 as soon as the answer is there, else 0.  For
+ * the rounds of a wait that also moves MPICH and may sleep (both by the
+ * clock): those come every ACIS_DEV_SPINS loads, not on every one.  Needs
+ * no lock: the bell is the channel's shared word. */
+#define ACIS_DEV_SPINS 32
+static inline int acis_dev_spin_answer(const struct acis_dev_ticket *t)
+{
+    for (int i = 0; i < ACIS_DEV_SPINS; i++) {
+        if (acis_dev_answered(t))
+            return 1;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    return 0;
+}
 void acis_dev_wait_answer(const struct acis_dev_ticket *t, uint64_t idle_since_ns);
 
 /* Receive what has arrived, validate it, hand data answers to the

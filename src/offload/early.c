@@ -23,12 +23,6 @@
 #include "offload/offload.h"
 #include "util/util.h"
 
-/* Part of its communicator's acis_coff: under the device lock, as it. */
-struct acis_early {
-    struct acis_stream st;
-    struct acis_dev_ticket t;
-};
-
 /* e's answer is still to take: its slot waits for it. */
 static int out(const struct acis_coff *co, const struct acis_early *e)
 {
@@ -36,38 +30,19 @@ static int out(const struct acis_coff *co, const struct acis_early *e)
     return co->win.busy[slot] && co->win.owner[slot] == &e->st;
 }
 
-/* co's early calls, made at the first: NULL without memory. */
-static struct acis_early *early_of(struct acis_coff *co)
+struct acis_early *acis_early_make(struct acis_coff *co)
 {
     if (!co->early)
         co->early = calloc(co->win.size, sizeof *co->early);
     return co->early;
 }
 
-int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
-                    struct acis_dev_ticket **t)
-{
-    if (!early_of(co))
-        return -1;
-    *st = &co->early[slot].st;
-    *t = &co->early[slot].t;
-    return 0;
-}
-
-void acis_early_kept(struct acis_coff *co, uint32_t slot)
-{
-    co->win.owner[slot] = &co->early[slot].st;     /* the answer finds it there */
-    co->nearly++;
-}
-
 /* Take e's answer if it came: 1, else 0 (device lock held). */
 static int take(struct acis_coff *co, struct acis_early *e)
 {
-    struct acis_hdr a;
-    const uint8_t *pl;
-    if (!acis_dev_answer(&e->t, &a, &pl))
+    int rc;
+    if (!acis_short_answer(&e->st, &co->win, &e->t, &rc))
         return 0;
-    int rc = acis_stream_answer(&e->st, &co->win, &a, pl);
     if (rc != 0 || e->st.refused) {
         acis_stream_release(&e->st, &co->win, 0);
         struct acis_comm *cs = co->cs;
@@ -146,7 +121,8 @@ void acis_early_settle(struct acis_coff *co, int all)
         acis_mpich_poke(&poked);
         if (acis_oc.thread_level == MPI_THREAD_MULTIPLE)
             acis_engine_progress();     /* other threads' collectives, meanwhile */
-        acis_dev_wait_answer(&t, idle);
+        if (!acis_dev_spin_answer(&t))
+            acis_dev_wait_answer(&t, idle);
         acis_dev_lock();
     }
     acis_dev_unlock();

@@ -14,6 +14,7 @@
 
 #include "commtable/commtable.h"
 #include "fallback/fallback.h"
+#include "mpid/device.h"
 #include "offload/stream.h"
 #include "util/util.h"
 
@@ -154,6 +155,7 @@ struct acis_exec;
 struct acis_short {
     struct acis_stream st;        /* src_buf, dst_buf unset */
     struct acis_hdr h;            /* seq, slot, flags set per call */
+    struct acis_dev_prep prep;    /* h's post, prepared (if prepped) */
     uint64_t src_at, dst_at;      /* images, from the caller's buffer */
     uint64_t pl_at;               /* the payload, from the source image */
     uint64_t own_at, own_len;     /* scatter root: its block, from the
@@ -161,6 +163,7 @@ struct acis_short {
     uint8_t src_rbuf, dst_rbuf;   /* which caller buffer each image is in */
     uint8_t has_src, has_dst;
     uint8_t early, own_block;
+    uint8_t prepped;
 };
 
 /* The quick path's cache (qcache.c): calls prepared on the short path,
@@ -491,6 +494,25 @@ int acis_offload_flat(struct acis_call *c);
  * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
 
+/* If the answer to the post t is there, take it into st, whose one
+ * packet it was (device lock held): 1 with *rc 0, or -1 if the switch
+ * could not serve it (acis_stream_take); else 0.  The short path's and
+ * early.c's (inline: early.c may not call short.c, which calls it). */
+static inline int acis_short_answer(struct acis_stream *st, struct acis_window *w,
+                                    const struct acis_dev_ticket *t, int *rc)
+{
+    struct acis_dev_result r;
+    int got;
+    if (!acis_dev_answered(t) || (got = acis_dev_result(t, &r)) == ACIS_DEV_WAITING)
+        return 0;
+    *rc = acis_stream_take(st, w,
+                           got == ACIS_DEV_DONE        ? ACIS_TAKE_DATA
+                           : got == ACIS_DEV_ABSTAINED ? ACIS_TAKE_ABSTAINED
+                                                       : ACIS_TAKE_FAILED,
+                           r.data, r.off, r.len);
+    return 1;
+}
+
 /* The quick path (short.c), before acis_select(): a blocking broadcast,
  * scatter or gather whose shape the short path prepared before on this
  * communicator runs from the cached preparation, counted and decided
@@ -521,14 +543,33 @@ static inline int acis_early_kind(unsigned kind, uint64_t total)
     return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER || kind == ACIS_K_GATHER) &&
            total <= ACIS_EARLY_MAX;
 }
+/* An early call: part of its communicator's acis_coff (co->early, by
+ * slot), under the device lock as it. */
+struct acis_early {
+    struct acis_stream st;
+    struct acis_dev_ticket t;
+};
+/* co's early calls, made at the first: NULL without memory. */
+struct acis_early *acis_early_make(struct acis_coff *co);
 /* Where the short path builds an early call on slot (free, device lock
  * held): its stream and ticket in co's early calls (0, or -1 without
  * memory for them: the caller waits for the answer instead); once
- * posted, that it is out, its answer to be taken later. */
-struct acis_dev_ticket;
-int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
-                    struct acis_dev_ticket **t);
-void acis_early_kept(struct acis_coff *co, uint32_t slot);
+ * posted, that it is out, its answer to be taken later.  Inline: on
+ * every such call. */
+static inline int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
+                                  struct acis_dev_ticket **t)
+{
+    if (!co->early && !acis_early_make(co))
+        return -1;
+    *st = &co->early[slot].st;
+    *t = &co->early[slot].t;
+    return 0;
+}
+static inline void acis_early_kept(struct acis_coff *co, uint32_t slot)
+{
+    co->win.owner[slot] = &co->early[slot].st;     /* the answer finds it there */
+    co->nearly++;
+}
 /* Take co's early answers that came, oldest first, up to the first
  * still out (device lock held): 0, or -1 if that one holds the slot of
  * co's next segment (acis_early_settle waits for it). */

@@ -108,6 +108,7 @@ static int prepare(const struct acis_call *c, struct acis_short *s)
     uint32_t len;
     acis_stream_packet_hdr(&s->st, &((struct acis_coff *)cs->off)->win, 0, &s->h, &pl, &len);
     s->pl_at = pl ? (uint64_t)(pl - src.p) : 0;
+    s->prepped = acis_dev_prepare(&s->h, &s->prep) == 0;
     s->st.src_buf = NULL;
     return 1;
 }
@@ -120,10 +121,9 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     struct acis_coff *co = cs->off;
     uint8_t *src = s->has_src ? caller_buf(c, s->src_rbuf) + s->src_at : NULL;
     uint8_t *dst = s->has_dst || s->own_block ? caller_buf(c, s->dst_rbuf) + s->dst_at : NULL;
-    struct acis_hdr h = s->h, a;
+    struct acis_hdr h = s->h;
     struct acis_stream own_st, *st = &own_st;
     struct acis_dev_ticket own_t, *t = &own_t;
-    const uint8_t *answer;
     uint32_t slot;
 
     acis_dev_lock();
@@ -148,7 +148,8 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     st->dst_buf = dst;
     st->seq = ++co->seq;
     acis_stream_start_like(st, &co->win, &h, 0);
-    int posted = acis_dev_post(&h, h.payload_len ? src + s->pl_at : NULL, t);
+    const uint8_t *pl = h.payload_len ? src + s->pl_at : NULL;
+    int posted = s->prepped ? acis_dev_post_like(&s->prep, &h, pl, t) : acis_dev_post(&h, pl, t);
     if (posted == 0 && early) {
         acis_early_kept(co, slot);
         acis_dev_unlock();
@@ -169,8 +170,7 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     int others = acis_oc.thread_level == MPI_THREAD_MULTIPLE;
     uint64_t idle = 0, poked = 0;
     for (;;) {
-        int got = acis_dev_answer(t, &a, &answer);
-        int taken = got ? acis_stream_answer(st, &co->win, &a, answer) : 0;
+        int taken = 0, got = acis_short_answer(st, &co->win, t, &taken);
         acis_dev_unlock();
         if (got && taken != 0)
             goto refused;
@@ -181,7 +181,8 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
         if (others)
             acis_engine_progress();
         acis_mpich_poke(&poked);
-        acis_dev_wait_answer(t, idle);
+        if (!acis_dev_spin_answer(t))
+            acis_dev_wait_answer(t, idle);
         acis_dev_lock();
     }
     if (st->refused) {                   /* a member abstained: all redo it in MPICH */

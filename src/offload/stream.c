@@ -167,46 +167,18 @@ void acis_stream_packet(const struct acis_stream *s, const struct acis_window *w
     build(s, w, k, hdr, payload, len);
 }
 
-/* Segment k of s is out on slot, sent at now. */
-static void mark_sent(struct acis_stream *s, struct acis_window *w, uint32_t k, uint32_t slot,
-                      uint64_t now)
-{
-    w->busy[slot] = 1;
-    w->owner[slot] = s;
-    w->seg[slot] = k;
-    w->sent_ns[slot] = now;
-    w->tries[slot] = 0;
-    w->busy_count++;
-}
-
 void acis_stream_next_hdr(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
                           const uint8_t **payload, uint32_t *len, uint64_t now)
 {
     uint32_t k = s->next++, slot = slot_of(s, w, k);
     fill(s, w, k, h, payload, len);
-    mark_sent(s, w, k, slot, now);
+    acis_window_mark_sent(w, s, k, slot, now);
 }
 
 void acis_stream_packet_hdr(const struct acis_stream *s, const struct acis_window *w, uint32_t k,
                             struct acis_hdr *h, const uint8_t **payload, uint32_t *len)
 {
     fill(s, w, k, h, payload, len);
-}
-
-void acis_stream_start_like(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
-                            uint64_t now)
-{
-    uint64_t pos = w->next_pos++;
-    uint32_t slot = (uint32_t)(pos % w->size);
-    s->nseg = 1;
-    s->pos0 = pos;
-    s->next = 1;
-    s->answered = 0;
-    s->refused = 0;
-    h->seq = s->seq;
-    h->slot = (uint16_t)slot;
-    h->flags = (uint16_t)((h->flags & ~ACIS_F_ROUND) | ((pos / w->size) & 1 ? ACIS_F_ROUND : 0));
-    mark_sent(s, w, 0, slot, now);
 }
 
 void acis_stream_next(struct acis_stream *s, struct acis_window *w, uint8_t *hdr,
@@ -275,6 +247,30 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
         return -1;
     }
 answered:
+    s->answered++;
+    free_slot(w, slot);
+    return 0;
+}
+
+int acis_stream_take(struct acis_stream *s, struct acis_window *w, int how,
+                     const uint8_t *data, uint64_t off, uint32_t len)
+{
+    uint32_t slot = slot_of(s, w, 0);
+    if (!w->busy[slot] || w->owner[slot] != s || w->seg[slot] != 0)
+        return -1;
+    if (how == ACIS_TAKE_ABSTAINED) {
+        s->refused = 1;                    /* as acis_stream_answer() does */
+    } else if (how != ACIS_TAKE_DATA || s->abstain) {
+        return -1;
+    } else if (len) {
+        if (off < s->dst_off || off + len > s->dst_off + s->dst_len)
+            return -1;
+        uint8_t *d = s->dst_buf + (off - s->dst_off);
+        if (len == 8)                      /* the commonest small answer, without a call */
+            memcpy(d, data, 8);
+        else
+            memcpy(d, data, len);
+    }
     s->answered++;
     free_slot(w, slot);
     return 0;

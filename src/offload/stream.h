@@ -106,9 +106,32 @@ void acis_stream_packet_hdr(const struct acis_stream *s, const struct acis_windo
  * built for (acis_stream_packet_hdr, segment 0) only in its sequence
  * number and position: h gets s's sequence number, slot and round, and
  * the slot is marked busy as there.  The payload is the caller's to
- * find. */
-void acis_stream_start_like(struct acis_stream *s, struct acis_window *w, struct acis_hdr *h,
-                            uint64_t now);
+ * find.  Inline, with the marking: the short path's every call. */
+static inline void acis_window_mark_sent(struct acis_window *w, struct acis_stream *s,
+                                         uint32_t k, uint32_t slot, uint64_t now)
+{
+    w->busy[slot] = 1;
+    w->owner[slot] = s;
+    w->seg[slot] = k;
+    w->sent_ns[slot] = now;
+    w->tries[slot] = 0;
+    w->busy_count++;
+}
+static inline void acis_stream_start_like(struct acis_stream *s, struct acis_window *w,
+                                          struct acis_hdr *h, uint64_t now)
+{
+    uint64_t pos = w->next_pos++;
+    uint32_t slot = (uint32_t)(pos % w->size);
+    s->nseg = 1;
+    s->pos0 = pos;
+    s->next = 1;
+    s->answered = 0;
+    s->refused = 0;
+    h->seq = s->seq;
+    h->slot = (uint16_t)slot;
+    h->flags = (uint16_t)((h->flags & ~ACIS_F_ROUND) | ((pos / w->size) & 1 ? ACIS_F_ROUND : 0));
+    acis_window_mark_sent(w, s, 0, slot, now);
+}
 
 /* Build the packet of segment k (any k < nseg) without marking anything
  * and without its checksum (0; seal it before sending): for copies kept
@@ -141,6 +164,20 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
  * does not fit what was asked (a duplicate, wrong range...). */
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload);
+
+/* The same for a stream started with acis_stream_start_like, whose one
+ * packet went to a switch that answers it in place (acis_dev_post): how
+ * says what the answer is -- ACIS_TAKE_DATA, len bytes of the result
+ * space from byte off; ACIS_TAKE_FAILED, the switch could not serve it;
+ * ACIS_TAKE_ABSTAINED, a member abstained (s->refused is set, nothing is
+ * written).  The answer is that packet's own, read where the switch
+ * published it for this post, so none of acis_stream_answer()'s checks
+ * that it belongs here is needed but that the slot still waits for it;
+ * what it brings must lie in what s asked for.  0, or -1 (the slot is
+ * kept then). */
+enum { ACIS_TAKE_DATA, ACIS_TAKE_FAILED, ACIS_TAKE_ABSTAINED };
+int acis_stream_take(struct acis_stream *s, struct acis_window *w, int how,
+                     const uint8_t *data, uint64_t off, uint32_t len);
 
 /* Give back segment k's slot if it still waits for k's answer (the
  * answer will not come: the switch refused the packet). */

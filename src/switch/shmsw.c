@@ -89,6 +89,7 @@ struct shm_port {                /* one member's post; its piece follows */
 };
 
 _Static_assert(sizeof(struct shm_port) == LINE, "a port is one cache line");
+_Static_assert(offsetof(struct shm_res, done) == 0, "a wait's done is its result line");
 
 struct acis_shmsw {
     struct shm_head *h;
@@ -597,71 +598,132 @@ static void complete(const struct acis_shmsw *s, uint8_t *b, uint32_t n, uint32_
         CM(ctr, multicasts, 1);
 }
 
-int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_t *payload,
-                    struct acis_shm_wait *w)
+/* The part of a port after its use word, as a post writes it. */
+#define PORT_TAIL (sizeof(struct shm_port) - offsetof(struct shm_port, seq))
+_Static_assert(PORT_TAIL == sizeof(((struct acis_shm_prep *)0)->port),
+               "a prepared post holds a port's tail");
+
+/* What a post of q needs, checked and worked out into p: 0, or the
+ * counter of the drop (an ACIS_SWC_drop_*, never 0).  All but q's round,
+ * read at the post: what a post that differs from q only in sequence
+ * number, slot and round needs too (the slot is checked again there). */
+static int plan(const struct acis_shmsw *s, const struct acis_hdr *q, struct acis_shm_prep *p)
 {
     struct shm_head *h = s->h;
-    uint32_t r;
+    uint32_t r, m;
     struct shm_row *rw = row_of(h, q->ctx, &r);
     unsigned kind = ACIS_OPC_KIND(q->opcode);
     if (!rw || q->slot >= h->window || q->src != s->rank || s->rank >= h->ranks ||
-        kind < ACIS_K_BARRIER || kind > ACIS_K_COLL_LAST) {
-        C(h, drop_foreign);
-        return -1;
-    }
-    if (s->gen[r] != rw->gen) {                     /* a new communicator in this row */
+        kind < ACIS_K_BARRIER || kind > ACIS_K_COLL_LAST)
+        return ACIS_SWC_drop_foreign;
+    if (s->gen[r] == rw->gen) {
+        m = s->member[r];
+    } else {                                        /* a new communicator in this row */
         const uint32_t *ranks = row_ranks(h, r);
-        uint32_t m = 0;
-        while (m < rw->size && ranks[m] != s->rank)
-            m++;
-        if (m == rw->size) {
-            C(h, drop_not_member);
-            return -1;
-        }
-        s->gen[r] = rw->gen;
-        s->member[r] = m;
-        memset(s->uses + (size_t)r * h->window, 0, h->window * sizeof *s->uses);
+        for (m = 0; m < rw->size && ranks[m] != s->rank; m++)
+            ;
+        if (m == rw->size)
+            return ACIS_SWC_drop_not_member;
     }
-    uint32_t m = s->member[r], n = rw->size;
-    uint32_t use = s->uses[(size_t)r * h->window + q->slot];
     uint32_t sb = sw_seg_bytes(h->payload, kind, q->dtype);
     uint64_t base = (uint64_t)q->seg_index * sb;
     uint64_t seg_len = q->total_len > base ? q->total_len - base : 0;
     if (seg_len > sb)
         seg_len = sb;
     int reduction = sw_is_reduction(kind), abstain = (q->flags & ACIS_F_ABSTAIN) != 0;
-    if ((uint32_t)((q->flags & ACIS_F_ROUND) != 0) != (use & 1) ||
-        (abstain ? q->payload_len != 0 : reduction && q->payload_len != seg_len) ||
+    if ((abstain ? q->payload_len != 0 : reduction && q->payload_len != seg_len) ||
         (q->payload_len && (q->seg_offset < base ||
                             q->seg_offset + q->payload_len > base + seg_len)) ||
-        (uint64_t)q->rx_off + q->rx_len > seg_len) {
+        (uint64_t)q->rx_off + q->rx_len > seg_len)
+        return ACIS_SWC_drop_range;
+    struct shm_port t = {
+        .seg = q->seg_index, .kind = (uint8_t)kind, .alg = (uint8_t)ACIS_OPC_ALG(q->opcode),
+        .op = q->op, .dtype = q->dtype, .root = q->root, .total = q->total_len,
+        .off = q->seg_offset, .len = q->payload_len, .rx_off = q->rx_off, .rx_len = q->rx_len,
+        .abstain = (uint8_t)abstain,
+    };
+    *p = (struct acis_shm_prep){
+        .q = *q, .row = r, .gen = rw->gen, .member = m, .n = rw->size, .base = base,
+        .piece_at = q->seg_offset - base, .in_port = (uint8_t)reduction,
+        .scan = (uint8_t)sw_is_scan(kind),
+    };
+    memcpy(p->port, (const uint8_t *)&t + offsetof(struct shm_port, seq), PORT_TAIL);
+    return 0;
+}
+
+/* Post p's packet with q's sequence number, slot and round (q's slot
+ * checked, this process a member of p's row in its generation). */
+static int put(struct acis_shmsw *s, const struct acis_shm_prep *p, const struct acis_hdr *q,
+               const uint8_t *payload, struct acis_shm_wait *w)
+{
+    struct shm_head *h = s->h;
+    uint32_t *uses = &s->uses[(size_t)p->row * h->window + q->slot], use = *uses;
+    if ((uint32_t)((q->flags & ACIS_F_ROUND) != 0) != (use & 1)) {
         C(h, drop_range);
         return -1;
     }
-    s->uses[(size_t)r * h->window + q->slot] = use + 1;
-    uint8_t *b = slot_base(h, r, q->slot);
-    struct shm_port *p = slot_port(h, b, m);
-    if (q->payload_len)
-        copy(reduction ? port_piece(p) : slot_buf(h, b, use & 1) + (q->seg_offset - base),
-             payload, q->payload_len);
-    p->seq = q->seq;
-    p->seg = q->seg_index;
-    p->kind = (uint8_t)kind;
-    p->alg = (uint8_t)ACIS_OPC_ALG(q->opcode);
-    p->op = q->op;
-    p->dtype = q->dtype;
-    p->root = q->root;
-    p->total = q->total_len;
-    p->off = q->seg_offset;
-    p->len = q->payload_len;
-    p->rx_off = q->rx_off;
-    p->rx_len = q->rx_len;
-    p->abstain = (uint8_t)abstain;
-    atomic_store_explicit(&p->use, (uint64_t)use + 1, memory_order_release);
-    *w = (struct acis_shm_wait){ .q = *q, .row = r, .member = m, .use = use, .base = base };
-    if (atomic_fetch_add_explicit(slot_arrived(b), 1, memory_order_acq_rel) == n - 1)
-        complete(s, b, n, use);                     /* the last one does the switch's work */
+    *uses = use + 1;
+    uint8_t *b = slot_base(h, p->row, q->slot);
+    struct shm_port *port = slot_port(h, b, p->member);
+    uint8_t *buf = slot_buf(h, b, use & 1);
+    if (p->q.payload_len)
+        copy(p->in_port ? port_piece(port) : buf + p->piece_at, payload, p->q.payload_len);
+    memcpy((uint8_t *)port + offsetof(struct shm_port, seq), p->port, PORT_TAIL);
+    port->seq = q->seq;
+    atomic_store_explicit(&port->use, (uint64_t)use + 1, memory_order_release);
+    w->q = p->q;
+    w->q.seq = q->seq;
+    w->q.slot = q->slot;
+    w->q.flags = (uint16_t)((p->q.flags & ~ACIS_F_ROUND) | (q->flags & ACIS_F_ROUND));
+    w->row = p->row;
+    w->member = p->member;
+    w->use = use;
+    w->base = p->base;
+    w->done = &slot_res(b)->done;
+    w->data = (p->scan ? port_piece(port) : buf) + p->q.rx_off;
+    if (atomic_fetch_add_explicit(slot_arrived(b), 1, memory_order_acq_rel) == p->n - 1)
+        complete(s, b, p->n, use);                  /* the last one does the switch's work */
     return 0;
+}
+
+int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_t *payload,
+                    struct acis_shm_wait *w)
+{
+    struct acis_shm_prep p;
+    int why = plan(s, q, &p);
+    if (why) {
+        atomic_fetch_add_explicit(&s->h->c[why], 1, memory_order_relaxed);
+        return -1;
+    }
+    if (s->gen[p.row] != p.gen) {                   /* a new communicator in this row */
+        s->gen[p.row] = p.gen;
+        s->member[p.row] = p.member;
+        memset(s->uses + (size_t)p.row * s->h->window, 0, s->h->window * sizeof *s->uses);
+    }
+    return put(s, &p, q, payload, w);
+}
+
+int acis_shmsw_prepare(const struct acis_shmsw *s, const struct acis_hdr *q,
+                       struct acis_shm_prep *p)
+{
+    return plan(s, q, p) ? -1 : 0;
+}
+
+int acis_shmsw_post_like(struct acis_shmsw *s, const struct acis_shm_prep *p,
+                         const struct acis_hdr *q, const uint8_t *payload,
+                         struct acis_shm_wait *w)
+{
+    struct shm_head *h = s->h;
+    const struct shm_row *rw = &rows(h)[p->row];
+    if (q->slot < h->window && s->gen[p->row] == p->gen &&
+        atomic_load_explicit((const _Atomic uint32_t *)&rw->in_use, memory_order_acquire) &&
+        rw->gen == p->gen)
+        return put(s, p, q, payload, w);
+    struct acis_hdr full = p->q;                    /* the row changed: check it all */
+    full.seq = q->seq;
+    full.slot = q->slot;
+    full.flags = (uint16_t)((p->q.flags & ~ACIS_F_ROUND) | (q->flags & ACIS_F_ROUND));
+    return acis_shmsw_post(s, &full, payload, w);
 }
 
 int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
@@ -692,6 +754,18 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
     *payload = (sw_is_scan(kind) ? port_piece(slot_port(h, b, w->member))
                               : slot_buf(h, b, w->use & 1)) + w->q.rx_off;
     return 1;
+}
+
+int acis_shmsw_result(const struct acis_shm_wait *w, const uint8_t **data)
+{
+    const struct shm_res *res = (const struct shm_res *)(const void *)w->done;
+    *data = NULL;
+    if (atomic_load_explicit(w->done, memory_order_acquire) != (uint64_t)w->use + 1)
+        return ACIS_SHM_WAITING;
+    if (res->error)                /* written before done's store: its acquire covers it */
+        return res->error == RES_ABSTAINED ? ACIS_SHM_ABSTAINED : ACIS_SHM_MISMATCH;
+    *data = w->data;
+    return ACIS_SHM_DONE;
 }
 
 void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms)

@@ -10,6 +10,7 @@
 #ifndef ACIS_SWITCH_H
 #define ACIS_SWITCH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -301,6 +302,9 @@ struct acis_shm_wait {
     struct acis_hdr q;
     uint32_t row, member, use;
     uint64_t base;           /* first result-space byte of the segment */
+    const _Atomic uint64_t *done;   /* the slot's doorbell: use + 1 once
+                                       answered (acquire it, then read) */
+    const uint8_t *data;     /* where the answer's q.rx_len bytes are then */
 };
 
 /* Create the segment name (shm_open) for ranks processes of job key, with
@@ -332,10 +336,40 @@ size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
  * -1 (counted) if the packet does not fit its row. */
 int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_t *payload,
                     struct acis_shm_wait *w);
+/* A post checked and worked out once for the packets that differ from q
+ * only in sequence number, slot and round (the short path's calls of one
+ * shape): 0 with p filled, or -1 if q would be refused (nothing counted;
+ * post it with acis_shmsw_post, which counts it).  acis_shmsw_post_like
+ * posts such a packet q as acis_shmsw_post would, reading only those
+ * three of q; p stays good while its row is the communicator's (else the
+ * post checks q afresh). */
+struct acis_shm_prep {
+    struct acis_hdr q;       /* the packet prepared */
+    uint32_t row, gen, member, n;   /* its row, generation, our place, members */
+    uint64_t base;           /* first result-space byte of the segment */
+    uint64_t piece_at;       /* where the payload goes in the result buffer */
+    uint8_t in_port;         /* or: in the port (a reduction's piece) */
+    uint8_t scan;            /* the answer is in the port (scans) */
+    _Alignas(8) uint8_t port[56];   /* the port's line after its use word */
+};
+int acis_shmsw_prepare(const struct acis_shmsw *s, const struct acis_hdr *q,
+                       struct acis_shm_prep *p);
+int acis_shmsw_post_like(struct acis_shmsw *s, const struct acis_shm_prep *p,
+                         const struct acis_hdr *q, const uint8_t *payload,
+                         struct acis_shm_wait *w);
 /* 1 with the answer (header and where its payload is, valid until this
  * process posts to the slot again) if w's segment is complete, else 0. */
 int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
                      struct acis_hdr *a, const uint8_t **payload);
+/* The answer of w for a poster that knows what it asked (the short
+ * path): ACIS_SHM_WAITING while w's segment is not complete; ACIS_SHM_DONE
+ * with *data the q.rx_len bytes it asked for (at result-space byte
+ * base + q.rx_off; valid until this process posts to the slot again); or
+ * ACIS_SHM_MISMATCH (members posted different collectives) or
+ * ACIS_SHM_ABSTAINED (a member abstained), with *data NULL.  What
+ * acis_shmsw_ready() says, without writing a header. */
+enum { ACIS_SHM_WAITING, ACIS_SHM_DONE, ACIS_SHM_MISMATCH, ACIS_SHM_ABSTAINED };
+int acis_shmsw_result(const struct acis_shm_wait *w, const uint8_t **data);
 /* Sleep until w's slot publishes or ms pass. */
 void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms);
 
