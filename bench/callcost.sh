@@ -10,7 +10,7 @@
 # mpiexec.mpich (MPIEXEC overrides).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
+build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "$0: no build directory ${1:-$top/build}" >&2; exit 1; }
 coll=${2:-bcast}
 bytes=${3:-8}
 MPIEXEC=${MPIEXEC:-mpiexec.mpich}

@@ -12,7 +12,7 @@
 # Prints one line per collective and member count.  Needs valgrind.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
+build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "$0: no build directory ${1:-$top/build}" >&2; exit 1; }
 [ $# -gt 0 ] && shift
 members=${*:-16 256}
 [ -x "$build/bench/swcore" ] || { echo "bench/swcore.sh: no $build/bench/swcore: build first" >&2; exit 1; }
