@@ -526,6 +526,32 @@ static void start_use(struct acis_sw *sw, const struct sw_ct *ct, struct sw_slot
             *scan_port(ct, u, m) = SW_NONE;
 }
 
+struct sw_use *sw_cgr_renew(struct sw_slot *s, const uint8_t *hdr, const uint8_t *payload)
+{
+    struct sw_use *u = &s->u[s->cur];
+    const struct sw_use *prev = &s->u[s->cur ^ 1];
+    u->busy = 1;
+    u->kind = prev->kind;
+    u->alg = prev->alg;
+    u->op = prev->op;
+    u->dtype = prev->dtype;
+    u->round = !prev->round;
+    u->seq = acis_get32(hdr + 28);
+    u->seg = prev->seg;
+    u->root = prev->root;
+    u->total = prev->total;
+    u->base = prev->base;
+    u->len = prev->len;
+    u->ne = prev->ne;
+    u->quick = 1;
+    memcpy(s->tmpl, hdr, sizeof s->tmpl);
+    if (u->len) {                               /* combine()'s first piece */
+        memcpy(u->buf, payload, u->len);
+        u->have_first = 1;
+    }
+    return u;
+}
+
 /* The segment bytes of a collective kind on this row. */
 static uint32_t seg_bytes(const struct acis_sw *sw, const struct sw_ct *ct, unsigned kind,
                           unsigned dt)

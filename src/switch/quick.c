@@ -38,14 +38,18 @@
 #define WORDS (ACIS_HDR_LEN / 8)
 
 /* The header bytes a packet shares with the use's first: all but the
- * sender's own fields, which are checked one by one below. */
+ * sender's own fields, which are checked one by one below.  The first
+ * packet of the slot's next segment of the same shape (renewed) differs
+ * from the last segment's first in its sequence number and round bit
+ * too. */
 #define FF4 0xff, 0xff, 0xff, 0xff
 #define ZERO4 0, 0, 0, 0
-static const union {
+union hdr_mask {
     uint8_t b[ACIS_HDR_LEN];
     uint64_t w[WORDS];
     _Alignas(16) uint8_t align;
-} shared = { .b = {
+};
+static const union hdr_mask shared = { .b = {
     FF4, FF4, FF4, FF4, FF4, FF4, FF4, FF4,     /*  0: magic .. sequence */
     ZERO4, FF4,                                 /* 32: source rank; root */
     FF4, ZERO4,                                 /* 40: segment; checksum */
@@ -53,9 +57,23 @@ static const union {
     ZERO4, ZERO4,                               /* 64: what it asks back */
     ZERO4, FF4,                                 /* 72: member; reserved */
 } };
+static const union hdr_mask renewed = { .b = {
+    FF4, FF4,                                   /*  0: magic .. dtype */
+    0xff & ~ACIS_F_ROUND, 0xff, 0xff, 0xff,     /*  8: flags but round; slot */
+    FF4, FF4, FF4, FF4,                         /* 12: payload length, job key, context */
+    ZERO4,                                      /* 28: sequence */
+    ZERO4, FF4,                                 /* 32: source rank; root */
+    FF4, ZERO4,                                 /* 40: segment; checksum */
+    FF4, FF4, FF4, FF4,                         /* 48: offset, total length */
+    ZERO4, ZERO4,                               /* 64: what it asks back */
+    ZERO4, FF4,                                 /* 72: member; reserved */
+} };
+_Static_assert(ACIS_F_ROUND < 0x100 && ACIS_F_ABSTAIN < 0x100,
+               "the round and abstain bits are in the flags' first byte");
 
-/* Does the header at pkt differ from t outside the sender's own fields? */
-static SW_ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t)
+/* Does the header at pkt differ from t in the bytes of mask m? */
+static SW_ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t,
+                                    const union hdr_mask *m)
 {
 #if defined(__SSE2__)
     __m128i d = _mm_setzero_si128();
@@ -63,7 +81,7 @@ static SW_ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t)
     for (int i = 0; i < ACIS_HDR_LEN; i += 16) {
         __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(pkt + i)),
                                   _mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)t + i)));
-        d = _mm_or_si128(d, _mm_and_si128(x, _mm_load_si128((const __m128i *)(const void *)(shared.b + i))));
+        d = _mm_or_si128(d, _mm_and_si128(x, _mm_load_si128((const __m128i *)(const void *)(m->b + i))));
     }
     return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) != 0xffff;
 #else
@@ -71,7 +89,7 @@ static SW_ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t)
     for (int i = 0; i < WORDS; i++) {
         uint64_t w;
         memcpy(&w, pkt + 8 * i, sizeof w);
-        d |= (w ^ t[i]) & shared.w[i];
+        d |= (w ^ t[i]) & m->w[i];
     }
     return d != 0;
 #endif
@@ -124,23 +142,39 @@ static SW_ALWAYS_INLINE void quick(struct acis_sw *sw, uint32_t port, const void
     if (!p->in_use || p->link || !ct || ct->job != p->job || slot >= ct->window)
         goto full;
     struct sw_slot *s = &ct->slots[slot];
-    struct sw_use *u = &s->u[s->cur];
+    struct sw_use *u = &s->u[s->cur], *prev = &s->u[s->cur ^ 1];
     const uint8_t *payload = pkt + ACIS_HDR_LEN;
-    if (!u->quick || u->abstained || sw_bit(u->bits, port) || !sw_bit(ct->ports, port) ||
-        len != ACIS_HDR_LEN + (size_t)u->len || (u->ne && (uintptr_t)payload % _Alignof(max_align_t)))
+    int first = !u->quick;
+    if (first) {                /* the slot's next segment, shaped as its last? */
+        if (u->busy || !prev->done || !prev->quick || sw_fabric_row(sw, ct) ||
+            len != ACIS_HDR_LEN + (size_t)prev->len || differs(pkt, s->tmpl, &renewed) ||
+            !((pkt[8] ^ ((const uint8_t *)s->tmpl)[8]) & ACIS_F_ROUND) ||
+            (pkt[8] & ACIS_F_ABSTAIN) ||     /* the last one's first may have */
+            (int32_t)(acis_get32(pkt + 28) - prev->seq) <= 0)
+            goto full;
+        u = prev;               /* its length and elements, until it starts */
+    } else if (u->abstained || sw_bit(u->bits, port) || len != ACIS_HDR_LEN + (size_t)u->len ||
+               differs(pkt, s->tmpl, &shared)) {
         goto full;
+    }
     uint32_t rx_off = acis_get32(pkt + 64), rx_len = acis_get32(pkt + 68);
-    if (differs(pkt, s->tmpl) || acis_get64(pkt + 16) != sw->jobs[p->job].key || acis_get32(pkt + 32) != p->rank ||
+    if (!sw_bit(ct->ports, port) || (u->ne && (uintptr_t)payload % _Alignof(max_align_t)) ||
+        acis_get64(pkt + 16) != sw->jobs[p->job].key || acis_get32(pkt + 32) != p->rank ||
         (uint64_t)rx_off + rx_len > u->len || acis_get32(pkt + 72) >= ct->size ||
         crc(pkt, len) != acis_get32(pkt + ACIS_HDR_CHECKSUM))
         goto full;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
     SWC(sw, quick)++;
-    sw_cgr_want(u, port, rx_off, rx_len);      /* before the fold: fewer live */
-    if (u->ne) {
-        sw->kern[u->dtype](u->op, u->buf, payload, u->ne);
-        SWC(sw, elements_reduced) += u->ne;
+    if (first) {
+        u = sw_cgr_renew(s, pkt, payload);
+        sw_cgr_want(u, port, rx_off, rx_len);
+    } else {
+        sw_cgr_want(u, port, rx_off, rx_len);  /* before the fold: fewer live */
+        if (u->ne) {
+            sw->kern[u->dtype](u->op, u->buf, payload, u->ne);
+            SWC(sw, elements_reduced) += u->ne;
+        }
     }
     sw_cgr_arrive(sw, ct, s, u, slot, port);
     return;

@@ -432,6 +432,11 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
                  const uint8_t *payload);
 /* cgr.c: every child of the current use of slot is in (sw_cgr_arrive). */
 void sw_cgr_complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot);
+/* cgr.c, for quick.c: the idle current use of s starts the segment of the
+ * packet whose header hdr equals the previous (quick, done) use's first
+ * but in its sequence number, round bit and the sender's own fields, and
+ * is newer: as start_use would, its first piece payload taken.  The use. */
+struct sw_use *sw_cgr_renew(struct sw_slot *s, const uint8_t *hdr, const uint8_t *payload);
 
 /* The child on port asks rx_len bytes at rx_off back; then it is in,
  * and the last one completes the segment.  For cgr.c and quick.c. */

@@ -3,8 +3,9 @@
  * (opts.full_path), get the same packets -- pieces of barriers and
  * reductions, each after mutations of itself (a bit of any byte flipped,
  * resealed or not, from its own port or another), repeats, whole runs with
- * loss and duplicates -- and must answer every host with the same bytes
- * and end with the same counters, while the quick path took most packets. */
+ * loss and duplicates, hostile first pieces of a slot's next segment --
+ * and must answer every host with the same bytes and end with the same
+ * counters, while the quick path took most packets. */
 #include "config.h"
 
 #include <check.h>
@@ -319,6 +320,90 @@ START_TEST(forgeries)
 }
 END_TEST
 
+/* Hostile first pieces of a slot's next segment shaped as its last (the
+ * quick path takes such a piece against the last segment's first, kept
+ * in the slot): its round bit not flipped, its sequence number the last
+ * one's or older, the abstain bit set, a byte of the shared header
+ * changed, the sender's own fields wrong -- each resealed -- for every
+ * kind, op and type the quick path serves.  The same answers and
+ * counters with the quick path as without; the first pieces that are
+ * right take the quick path. */
+START_TEST(renewed)
+{
+    start();
+    srand(20261129);
+    static const unsigned kinds[] = { ACIS_K_BARRIER, ACIS_K_ALLREDUCE, ACIS_K_REDUCE,
+                                      ACIS_K_REDUCE_SCATTER };
+    /* bytes of the shared header whose change the full path drops or
+       serves within the segment (a changed kind, op, type, slot or
+       sequence number, or a reduce's root, would start another use,
+       which the members' pieces never complete: a slot stuck for the
+       rest of the test) */
+    static const uint8_t shared_at[] = { 4, 8, 9, 12, 16, 24, 40, 48, 56, 76 };
+    uint8_t pkt[ACIS_HDR_LEN + 1024], bad[ACIS_HDR_LEN + 1024];
+    uint32_t k = 0, sent = 0;
+    unsigned pkind = 0, pop = 0, pdt = 0;
+    uint32_t pne = 0;
+    for (int shape = 0; shape < 60; shape++) {
+        unsigned kind = kinds[rand() % 4], op = ACIS_OP_NONE, dt = ACIS_DT_NONE;
+        int other = shape % 5 == 4;            /* now and then one it does not */
+        while (kind != ACIS_K_BARRIER &&       /* a shape the quick path serves */
+               (!acis_wire_op_valid(op, dt) ||
+                (!other && (acis_wire_order_sensitive(op, dt) ||
+                            (dt > ACIS_DT_F64 && dt != ACIS_DT_BYTE))))) {
+            op = 1 + (unsigned)rand() % (ACIS_OP_COUNT - 1);
+            dt = 1 + (unsigned)rand() % (ACIS_DT_COUNT - 1);
+        }
+        uint32_t es = dt == ACIS_DT_NONE ? 1 : (uint32_t)acis_wire_dt_size(dt);
+        uint32_t ne = 1 + (uint32_t)rand() % 9, len0 = kind == ACIS_K_BARRIER ? 0 : ne * es;
+        for (uint32_t rep = 0; rep < 3 * ca->window; rep++, k++) {
+            for (uint32_t i = 0; i < HOSTS; i++) {
+                uint32_t m = (i + k) % HOSTS;
+                size_t len = piece_of(pkt, k, kind, op, dt, ne, m, 0, len0);
+                acis_put32(pkt + 36, (uint32_t)shape % HOSTS);     /* one root a shape */
+                acis_hdr_seal(pkt, pkt + ACIS_HDR_LEN, len - ACIS_HDR_LEN);
+                for (int t = i ? 0 : rand() % 3; t > 0; t--) {
+                    memcpy(bad, pkt, len);
+                    switch (rand() % 7) {
+                    case 0: bad[8] ^= ACIS_F_ROUND; break;      /* the last one's round */
+                    case 1:                  /* the last one's, or older (once there is one) */
+                        if (k >= 2 * ca->window)
+                            acis_put32(bad + 28, k + 1 - ca->window * (1 + (uint32_t)rand() % 2));
+                        break;
+                    case 2: bad[8] |= ACIS_F_ABSTAIN; break;
+                    case 3: bad[shared_at[rand() % 10]] ^= (uint8_t)(1u << rand() % 8); break;
+                    case 4: acis_put32(bad + 32, (m + 1) % HOSTS); break;
+                    case 5: acis_put32(bad + 72, HOSTS + (uint32_t)rand() % 3); break;
+                    default: acis_put32(bad + 68, len0 + 1 + (uint32_t)rand() % 8); break;
+                    }
+                    acis_hdr_seal(bad, bad + ACIS_HDR_LEN, len - ACIS_HDR_LEN);
+                    both_at(rand() % 5 ? (int)m : rand() % HOSTS, bad, len, (unsigned)rand() % 64);
+                }
+                both_at((int)m, pkt, len, 0);
+                sent += !other;
+                if (i == 0 && pkind && rep < ca->window && rand() % 2) {
+                    /* a piece shaped as the slot's last segment, newer,
+                       while the slot serves another shape */
+                    size_t blen = piece_of(bad, k, pkind, pop, pdt, pne, (m + 1) % HOSTS, 0, 0);
+                    acis_put32(bad + 36, (uint32_t)(shape - 1) % HOSTS);
+                    acis_put32(bad + 68, acis_get32(bad + 12));     /* all of it back */
+                    acis_hdr_seal(bad, bad + ACIS_HDR_LEN, blen - ACIS_HDR_LEN);
+                    both_at((int)(m + 1) % HOSTS, bad, blen, 0);
+                }
+            }
+        }
+        pkind = kind, pop = op, pdt = dt, pne = ne;
+    }
+    sim_counters(A);
+    ck_assert_uint_eq(B->c[ACIS_SWC_quick], 0);
+    ck_assert_uint_gt(A->c[ACIS_SWC_quick], sent - sent / 6);  /* most first pieces too */
+    ck_assert_uint_gt(A->c[ACIS_SWC_drop_stale], 0);
+    ck_assert_uint_gt(A->c[ACIS_SWC_abstained], 0);
+    ck_assert_uint_gt(A->c[ACIS_SWC_drop_spoofed], 0);
+    stop();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("quick");
@@ -327,6 +412,7 @@ int main(void)
     tcase_add_test(tc, mutations);
     tcase_add_test(tc, runs);
     tcase_add_test(tc, forgeries);
+    tcase_add_test(tc, renewed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
