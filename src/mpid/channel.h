@@ -78,22 +78,22 @@ struct acis_chan_ops {
     int (*flush)(struct acis_chan *ch);
     /* Optional: the largest packet (header and payload) it carries. */
     uint32_t (*max_packet)(struct acis_chan *ch);
-    /* Optional, for a reliable channel whose switch publishes answers in
-     * place (the short path, acis_dev_post): post one data packet given
-     * as a decoded header and fill the ticket (a struct acis_dev_ticket,
-     * device.h, whose union has the channel's own member, and whose
-     * bell and ring say when the answer is there) to wait on, 0, or -1
-     * if the switch refused it; take the answer (acis_dev_result()'s
-     * values, r filled); sleep until it may be there, or ms pass. */
+    /* Optional, for the reliable channel whose switch publishes answers
+     * in place, the shared-memory one (the short path, acis_dev_post):
+     * post one data packet given as a decoded header and fill the ticket
+     * (a struct acis_dev_ticket, device.h: the switch's wait) to wait on,
+     * 0, or -1 if the switch refused it; prepare a post (a struct
+     * acis_dev_prep, device.h: the switch's own, which the device makes
+     * itself) once for packets that differ from h only in sequence
+     * number, slot and round, 0 or -1; report the switch's refusal of h
+     * (ticket NULL) or the answer to the post ticket that said the
+     * members' packets disagree (h NULL); sleep until the answer may be
+     * there, or ms pass.  The device reads the answer from the ticket
+     * itself (acis_dev_result). */
     int (*post)(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
                 void *ticket);
-    int (*result)(struct acis_chan *ch, const void *ticket, struct acis_dev_result *r);
-    /* Optional, with post: prepare a post (a struct acis_dev_prep,
-     * device.h) once for packets that differ from h only in sequence
-     * number, slot and round, 0 or -1; post such a packet from it. */
     int (*prepare)(struct acis_chan *ch, const struct acis_hdr *h, void *prep);
-    int (*post_like)(struct acis_chan *ch, const void *prep, const struct acis_hdr *h,
-                     const uint8_t *payload, void *ticket);
+    void (*refused)(struct acis_chan *ch, const struct acis_hdr *h, const void *ticket);
     void (*sleep)(struct acis_chan *ch, const void *ticket, int ms);
     /* Optional, for a channel whose wait() reads what other threads
      * change (the posts the shared-memory channel waits on): wait() is

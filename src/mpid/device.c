@@ -247,22 +247,13 @@ int acis_dev_prepare(const struct acis_hdr *h, struct acis_dev_prep *p)
     return acis_dev.ops && acis_dev.ops->prepare ? acis_dev.ops->prepare(acis_dev.ch, h, p) : -1;
 }
 
-int acis_dev_post_like(const struct acis_dev_prep *p, const struct acis_hdr *h,
-                       const uint8_t *payload, struct acis_dev_ticket *t)
+int acis_dev_refused(const struct acis_hdr *h)
 {
-    if (acis_dev.ops->post_like(acis_dev.ch, p, h, payload, t) != 0)
-        return -1;
-    ACIS_COUNT(packets_sent, 1);
-    ACIS_COUNT(bytes_sent, ACIS_HDR_LEN + h->payload_len);
-    return 0;
+    acis_dev.ops->refused(acis_dev.ch, h, NULL);
+    return -1;
 }
 
-int acis_dev_result(const struct acis_dev_ticket *t, struct acis_dev_result *r)
+void acis_dev_disagreed(const struct acis_dev_ticket *t)
 {
-    int got = acis_dev.ops->result(acis_dev.ch, t, r);
-    if (got == ACIS_DEV_WAITING)
-        return got;
-    ACIS_COUNT(packets_received, 1);
-    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + r->len);
-    return got;
+    acis_dev.ops->refused(acis_dev.ch, NULL, t);
 }

@@ -107,28 +107,41 @@ uint32_t acis_dev_credit_cap(void);
 uint32_t acis_dev_credits(uint32_t offered, int rcvbuf, int rx_packets, uint32_t payload);
 
 /* The short path (src/offload/short.c): on a channel that takes a packet
- * as a decoded header and publishes its answer in place (shm), one data
- * packet is posted and its answer read without the deliver function and
- * without the channel's own list of posts.  acis_dev_can_post() says
- * whether the channel has it; acis_dev_post() posts h (0, or -1 if the
- * switch refused it: members disagree on the collective) and fills t.
- * acis_dev_answered() says, in a load, whether the answer is there;
- * acis_dev_result() then takes it: ACIS_DEV_WAITING (not there yet),
- * ACIS_DEV_DONE with r the bytes the post asked for (valid until this
- * process posts to the slot again), ACIS_DEV_MISMATCH (the members'
- * packets disagree) or ACIS_DEV_ABSTAINED (a member abstained).
- * acis_dev_wait_answer() spins or sleeps as acis_dev_wait() does.  The
- * counters count these packets as any others. */
+ * as a decoded header and publishes its answer in place (shm, the one
+ * channel with a post), one data packet is posted and its answer read
+ * without the deliver function and without the channel's own list of
+ * posts.  acis_dev_can_post() says whether the channel has it;
+ * acis_dev_post() posts h (0, or -1 if the switch refused it: members
+ * disagree on the collective) and fills t.  acis_dev_answered() says, in
+ * a load, whether the answer is there; acis_dev_result() then takes it:
+ * ACIS_DEV_WAITING (not there yet), ACIS_DEV_DONE with r the bytes the
+ * post asked for (valid until this process posts to the slot again),
+ * ACIS_DEV_MISMATCH (the members' packets disagree) or
+ * ACIS_DEV_ABSTAINED (a member abstained).  acis_dev_wait_answer() spins
+ * or sleeps as acis_dev_wait() does.  The counters count these packets
+ * as any others.
+ *
+ * A ticket is the shared-memory switch's wait, used where it is (no copy
+ * in or out): its first two words, which the switch's post writes, are
+ * the bell and the ring -- the answer is there once *bell == ring. */
 #define ACIS_DEV_TICKET 128
 struct acis_dev_ticket {
-    const _Atomic uint64_t *bell;       /* the answer is there once *bell == */
-    uint64_t ring;                      /* ring (the channel's post sets both) */
     union {
+        struct {
+            const _Atomic uint64_t *bell;
+            uint64_t ring;
+        };
+        struct acis_shm_wait shm;
         _Alignas(8) unsigned char b[ACIS_DEV_TICKET];
-        struct acis_shm_wait shm;       /* the shared-memory channel's: used
-                                           where it is, no copy in or out */
     };
 };
+_Static_assert(offsetof(struct acis_dev_ticket, bell) ==
+                   offsetof(struct acis_dev_ticket, shm.done) &&
+               offsetof(struct acis_dev_ticket, ring) ==
+                   offsetof(struct acis_dev_ticket, shm.ring),
+               "a ticket's bell and ring are the shared-memory wait's done and ring");
+_Static_assert(sizeof(struct acis_shm_wait) <= ACIS_DEV_TICKET,
+               "a shared-memory wait fits the device's ticket");
 enum {
     ACIS_DEV_WAITING = ACIS_SHM_WAITING, ACIS_DEV_DONE = ACIS_SHM_DONE,
     ACIS_DEV_MISMATCH = ACIS_SHM_MISMATCH, ACIS_DEV_ABSTAINED = ACIS_SHM_ABSTAINED
@@ -144,22 +157,54 @@ int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_
  * sequence number, slot and round (the short path's calls of one shape):
  * acis_dev_prepare() is 0 with p filled, or -1 (post each with
  * acis_dev_post then); acis_dev_post_like() posts such a packet h as
- * acis_dev_post() would, from p and those three fields of h. */
+ * acis_dev_post() would, from p and those three fields of h.  The
+ * prepared post is the shared-memory switch's own, made on the switch
+ * the channel attached (sw): acis_dev_post_like() posts there itself,
+ * inline, and goes to the channel only to report a refusal.  sw stays
+ * attached while the channel is open: the shared-memory channel never
+ * finds its switch silent (it is reliable), so it is never closed and
+ * opened again to rejoin (src/offload/connect.c) but at MPI_Finalize. */
 #define ACIS_DEV_PREP 192
 struct acis_dev_prep {
+    struct acis_shmsw *sw;              /* the switch the post goes to */
     union {
         _Alignas(8) unsigned char b[ACIS_DEV_PREP];
-        struct acis_shm_prep shm;       /* the shared-memory channel's */
+        struct acis_shm_prep shm;
     };
 };
+_Static_assert(sizeof(struct acis_shm_prep) <= ACIS_DEV_PREP,
+               "a shared-memory prepared post fits the device's");
 int acis_dev_prepare(const struct acis_hdr *h, struct acis_dev_prep *p);
-int acis_dev_post_like(const struct acis_dev_prep *p, const struct acis_hdr *h,
-                       const uint8_t *payload, struct acis_dev_ticket *t);
+/* The switch refused h (-1, after the channel reported it); the answer
+ * to t said the members' packets disagree (the channel reports it). */
+int acis_dev_refused(const struct acis_hdr *h);
+void acis_dev_disagreed(const struct acis_dev_ticket *t);
+static inline int acis_dev_post_like(const struct acis_dev_prep *p, const struct acis_hdr *h,
+                                     const uint8_t *payload, struct acis_dev_ticket *t)
+{
+    if (acis_shmsw_post_like(p->sw, &p->shm, h, payload, &t->shm) != 0)
+        return acis_dev_refused(h);
+    ACIS_COUNT(packets_sent, 1);
+    ACIS_COUNT(bytes_sent, ACIS_HDR_LEN + h->payload_len);
+    return 0;
+}
 static inline int acis_dev_answered(const struct acis_dev_ticket *t)
 {
     return atomic_load_explicit(t->bell, memory_order_acquire) == t->ring;
 }
-int acis_dev_result(const struct acis_dev_ticket *t, struct acis_dev_result *r);
+static inline int acis_dev_result(const struct acis_dev_ticket *t, struct acis_dev_result *r)
+{
+    int got = acis_shmsw_result(&t->shm, &r->data);
+    if (got == ACIS_DEV_WAITING)
+        return got;
+    r->off = t->shm.off;
+    r->len = got == ACIS_DEV_DONE ? t->shm.len : 0;
+    if (got == ACIS_DEV_MISMATCH)
+        acis_dev_disagreed(t);
+    ACIS_COUNT(packets_received, 1);
+    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + r->len);
+    return got;
+}
 /* Spin a little on t's bell, a load and a pause a round, up to
  * ACIS_DEV_SPINS rounds: 1 as soon as the answer is there, else 0.  For
  * the rounds of a wait that also moves MPICH and may sleep (both by the

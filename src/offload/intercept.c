@@ -86,8 +86,32 @@
                       .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, \
                       .rtype = recvtype, .root = root, .comm = comm
 
-/* The body every wrapper shares. */
-#define ACIS_BODY(ID, CALL, ...)                                              \
+/* Which shapes the quick path serves (short.c: blocking broadcast,
+ * scatter, gather), and how their blocking entry point tries it: from
+ * the few words of a struct acis_qargs, filled with the shape's own
+ * initializers.  The others try nothing. */
+#define ACIS_QUICK(ID, FILL)                                                  \
+    {                                                                         \
+        struct acis_qargs q_ = { FILL };                                      \
+        int qrc_;                                                             \
+        if (acis_short_quick(ACIS_COLL_##ID, &q_, &qrc_))                     \
+            return qrc_;                                                      \
+    }
+#define BCAST_QUICK(ID) ACIS_QUICK(ID, BCAST_FILL)
+#define ROOTED_GATHER_QUICK(ID) ACIS_QUICK(ID, ROOTED_GATHER_FILL)
+#define BARRIER_QUICK(ID)
+#define REDUCE_QUICK(ID)
+#define ROOTED_REDUCE_QUICK(ID)
+#define GATHER_QUICK(ID)
+#define REDUCE_SCATTER_QUICK(ID)
+#define REDUCE_SCATTER_BLOCK_QUICK(ID)
+#define GATHERV_QUICK(ID)
+#define ALLGATHERV_QUICK(ID)
+#define SCATTERV_QUICK(ID)
+
+/* The body every wrapper shares; QUICK is the shape's *_QUICK or
+ * nothing. */
+#define ACIS_BODY(ID, QUICK, CALL, ...)                                       \
     {                                                                         \
         int mode_ = acis_oc.mode;                                             \
         if (mode_ != ACIS_MODE_ACTIVE) {                                      \
@@ -96,10 +120,8 @@
                                 ACIS_REASON_DISABLED, 0);                     \
             return CALL;                                                      \
         }                                                                     \
+        QUICK                               /* short.c: a shape seen before */ \
         struct acis_call c_ = { .coll = ACIS_COLL_##ID, __VA_ARGS__ };        \
-        int rc_;                            /* short.c: a shape seen before */ \
-        if (acis_short_quick(&c_, &rc_))                                      \
-            return rc_;                                                       \
         acis_reason_t r_ = acis_select(&c_);                                  \
         if (r_ == ACIS_REASON_NONE || c_.failed_over)                         \
             return acis_offload_run(&c_);                                     \
@@ -112,13 +134,13 @@
 
 #define ACIS_ENTRY(ID, Name, IName, SHAPE)                                    \
     ACIS_API int MPI_##Name(SHAPE##_PARAMS)                                   \
-    ACIS_BODY(ID, PMPI_##Name(SHAPE##_ARGS), SHAPE##_FILL)                    \
+    ACIS_BODY(ID, SHAPE##_QUICK(ID), PMPI_##Name(SHAPE##_ARGS), SHAPE##_FILL) \
     ACIS_API int MPI_##IName(SHAPE##_PARAMS, MPI_Request *request)            \
-    ACIS_BODY(I##ID, PMPI_##IName(SHAPE##_ARGS, request), SHAPE##_FILL,       \
+    ACIS_BODY(I##ID, , PMPI_##IName(SHAPE##_ARGS, request), SHAPE##_FILL,     \
               .req = request)                                                 \
     ACIS_API int MPI_##Name##_init(SHAPE##_PARAMS, MPI_Info info,             \
                                    MPI_Request *request)                      \
-    ACIS_BODY(ID##_INIT, PMPI_##Name##_init(SHAPE##_ARGS, info, request),     \
+    ACIS_BODY(ID##_INIT, , PMPI_##Name##_init(SHAPE##_ARGS, info, request),   \
               SHAPE##_FILL, .req = request, .info = info)
 
 #include "wrappers.def"

@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "commtable/commtable.h"
 #include "fallback/fallback.h"
@@ -176,8 +177,12 @@ struct acis_qkey {
     int root;
     int scount, rcount;
     MPI_Datatype stype, rtype;
-    uint8_t sinplace, rinplace;   /* sbuf, rbuf are MPI_IN_PLACE */
+    uint16_t sinplace, rinplace;  /* sbuf, rbuf are MPI_IN_PLACE */
 };
+/* No padding: two keys are equal when their bytes are (qcache.c compares
+ * them whole). */
+_Static_assert(sizeof(struct acis_qkey) == 6 * sizeof(int) + 2 * sizeof(uint16_t),
+               "a quick-path key has no padding");
 struct acis_qentry {
     struct acis_qkey key;
     uint32_t ctx;                 /* 0: empty */
@@ -513,19 +518,58 @@ static inline int acis_short_answer(struct acis_stream *st, struct acis_window *
     return 1;
 }
 
-/* The quick path (short.c), before acis_select(): a blocking broadcast,
- * scatter or gather whose shape the short path prepared before on this
- * communicator runs from the cached preparation, counted and decided
- * as acis_select() would.  1 with *rc the call's result, 0 if the call
- * takes the ordinary way (nothing was counted or changed). */
-int acis_short_quick(struct acis_call *c, int *rc);
+/* The arguments of a blocking broadcast, scatter or gather, named as in
+ * struct acis_call (the entry points fill both with the same
+ * initializers, intercept.c): all the quick path reads of a call, so the
+ * entry point fills these few words and not a whole struct acis_call
+ * before it. */
+struct acis_qargs {
+    const void *sbuf;
+    void *rbuf;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    int root;
+    MPI_Comm comm;
+};
+static inline struct acis_qargs acis_qargs_of(const struct acis_call *c)
+{
+    return (struct acis_qargs){ .sbuf = c->sbuf, .rbuf = c->rbuf, .scount = c->scount,
+                                .rcount = c->rcount, .stype = c->stype, .rtype = c->rtype,
+                                .root = c->root, .comm = c->comm };
+}
 
-/* The quick path's cache (qcache.c): the entry on co of a call shaped as
- * c, or NULL; keep c (selected: acis_select() filled it), prepared as s,
- * on co if its shape can be (its datatypes that count on rank are
+/* The quick path (short.c), before acis_select(): a blocking broadcast,
+ * scatter or gather (coll is one of the three) with arguments a, whose
+ * shape the short path prepared before on this communicator, runs from
+ * the cached preparation, counted and decided as acis_select() would.  1
+ * with *rc the call's result, 0 if the call takes the ordinary way
+ * (nothing was counted or changed). */
+int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc);
+
+/* The quick path's cache (qcache.c): the key of a call coll with
+ * arguments a; the entry on co of a call of key k on the row ctx, or
+ * NULL (the one found last is looked at first, inline: it is on every
+ * quick call); keep c (selected: acis_select() filled it), prepared as
+ * s, on co if its shape can be (its datatypes that count on rank are
  * predefined). */
-struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_call *c,
-                                     uint32_t ctx);
+static inline struct acis_qkey acis_qkey_of(acis_coll_t coll, const struct acis_qargs *a)
+{
+    struct acis_qkey k = { .coll = coll, .root = a->root, .scount = a->scount,
+                           .rcount = a->rcount, .stype = a->stype, .rtype = a->rtype,
+                           .sinplace = a->sbuf == MPI_IN_PLACE,
+                           .rinplace = a->rbuf == MPI_IN_PLACE };
+    return k;
+}
+struct acis_qentry *acis_qcache_search(struct acis_coff *co, const struct acis_qkey *k,
+                                       uint32_t ctx);
+static inline struct acis_qentry *acis_qcache_find(struct acis_coff *co,
+                                                   const struct acis_qkey *k, uint32_t ctx)
+{
+    struct acis_qentry *e = &co->quick.e[co->quick.last];
+    if (ctx && e->ctx == ctx && memcmp(&e->key, k, sizeof *k) == 0)
+        return e;                       /* the shape of the call before */
+    return acis_qcache_search(co, k, ctx);
+}
 void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint32_t ctx,
                       const struct acis_short *s);
 

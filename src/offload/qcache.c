@@ -17,35 +17,20 @@
  * communicator set up on another row misses it. */
 #include "config.h"
 
+#include <string.h>
+
 #include "offload.h"
 
-static struct acis_qkey key_of(const struct acis_call *c)
+/* The entry on co of key k on the row ctx, the one found last aside
+ * (acis_qcache_find looked at it), or NULL. */
+struct acis_qentry *acis_qcache_search(struct acis_coff *co, const struct acis_qkey *k,
+                                       uint32_t ctx)
 {
-    return (struct acis_qkey){ .coll = c->coll, .root = c->root, .scount = c->scount,
-                               .rcount = c->rcount, .stype = c->stype, .rtype = c->rtype,
-                               .sinplace = c->sbuf == MPI_IN_PLACE,
-                               .rinplace = c->rbuf == MPI_IN_PLACE };
-}
-
-/* e was kept for a call shaped as c on the row ctx. */
-static inline int same(const struct acis_qentry *e, const struct acis_call *c, uint32_t ctx)
-{
-    const struct acis_qkey *k = &e->key;
-    return e->ctx == ctx && k->coll == c->coll && k->root == c->root &&
-           k->scount == c->scount && k->stype == c->stype && k->rcount == c->rcount &&
-           k->rtype == c->rtype && k->sinplace == (c->sbuf == MPI_IN_PLACE) &&
-           k->rinplace == (c->rbuf == MPI_IN_PLACE);
-}
-
-struct acis_qentry *acis_qcache_find(struct acis_coff *co, const struct acis_call *c,
-                                     uint32_t ctx)
-{
-    struct acis_qentry *e = &co->quick.e[co->quick.last];
-    if (!ctx || same(e, c, ctx))
-        return ctx ? e : NULL;          /* the shape of the call before */
+    if (!ctx)
+        return NULL;
     for (uint32_t i = 0; i < ACIS_QCACHE; i++) {
-        e = &co->quick.e[i];
-        if (same(e, c, ctx)) {
+        struct acis_qentry *e = &co->quick.e[i];
+        if (e->ctx == ctx && memcmp(&e->key, k, sizeof *k) == 0) {
             co->quick.last = i;
             return e;
         }
@@ -83,13 +68,15 @@ void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank,
 {
     if (!co || !ctx || c->inner || !keepable(c, rank))
         return;
-    struct acis_qentry *e = acis_qcache_find(co, c, ctx);
+    struct acis_qargs a = acis_qargs_of(c);
+    struct acis_qkey k = acis_qkey_of(c->coll, &a);
+    struct acis_qentry *e = acis_qcache_find(co, &k, ctx);
     if (!e) {
         e = &co->quick.e[co->quick.next];
         co->quick.last = co->quick.next;
         co->quick.next = (co->quick.next + 1) % ACIS_QCACHE;
     }
-    e->key = key_of(c);
+    e->key = k;
     e->ctx = ctx;
     e->bytes = c->bytes;
     e->s = *s;

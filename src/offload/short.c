@@ -57,14 +57,15 @@ static int returns_early(const struct acis_call *c, const struct acis_plan *p)
 
 /* The caller's buffer an image is in: the source is in sbuf but where
  * that is MPI_IN_PLACE (a gather root's block in rbuf); results in rbuf. */
-static uint8_t *caller_buf(const struct acis_call *c, int rbuf)
+static uint8_t *caller_buf(const struct acis_qargs *a, int rbuf)
 {
-    return rbuf ? (uint8_t *)c->rbuf : (uint8_t *)(uintptr_t)c->sbuf;
+    return rbuf ? (uint8_t *)a->rbuf : (uint8_t *)(uintptr_t)a->sbuf;
 }
 
 static uint64_t offset_in(const struct acis_call *c, int rbuf, const uint8_t *p)
 {
-    return (uint64_t)((uintptr_t)p - (uintptr_t)caller_buf(c, rbuf));
+    struct acis_qargs a = acis_qargs_of(c);
+    return (uint64_t)((uintptr_t)p - (uintptr_t)caller_buf(&a, rbuf));
 }
 
 /* Prepare c for the short path in s: 1, or 0 if it does not qualify. */
@@ -113,14 +114,20 @@ static int prepare(const struct acis_call *c, struct acis_short *s)
     return 1;
 }
 
-/* Run c as s prepared it: 1 with *rc the call's result, or 0 if it must
- * take the engine (nothing was touched but early answers taken). */
-static int go(struct acis_call *c, const struct acis_short *s, int *rc)
+/* go()'s answer when a member abstained: the caller redoes the call in
+ * MPICH (acis_call_redo, from the whole call). */
+#define REDO 2
+
+/* Run the call with arguments a on cs as s prepared it: 1 with *rc the
+ * call's result, REDO if it is to be redone in MPICH (counted), or 0 if
+ * it must take the engine (nothing was touched but early answers
+ * taken). */
+static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct acis_short *s,
+              int *rc)
 {
-    struct acis_comm *cs = c->cs;
     struct acis_coff *co = cs->off;
-    uint8_t *src = s->has_src ? caller_buf(c, s->src_rbuf) + s->src_at : NULL;
-    uint8_t *dst = s->has_dst || s->own_block ? caller_buf(c, s->dst_rbuf) + s->dst_at : NULL;
+    uint8_t *src = s->has_src ? caller_buf(a, s->src_rbuf) + s->src_at : NULL;
+    uint8_t *dst = s->has_dst || s->own_block ? caller_buf(a, s->dst_rbuf) + s->dst_at : NULL;
     struct acis_hdr h = s->h;
     struct acis_stream own_st, *st = &own_st;
     struct acis_dev_ticket own_t, *t = &own_t;
@@ -187,8 +194,7 @@ static int go(struct acis_call *c, const struct acis_short *s, int *rc)
     }
     if (st->refused) {                   /* a member abstained: all redo it in MPICH */
         ACIS_COUNT(redone, 1);
-        *rc = acis_call_redo(c);
-        return 1;
+        return REDO;
     }
     ACIS_COUNT(short_path, 1);
     *rc = MPI_SUCCESS;
@@ -207,7 +213,7 @@ refused:
         cs->refused = ACIS_REASON_BROKEN;
     }
     acis_dev_unlock();
-    *rc = acis_raise(c->comm, MPI_ERR_INTERN);
+    *rc = acis_raise(a->comm, MPI_ERR_INTERN);
     return 1;
 }
 
@@ -218,7 +224,13 @@ int acis_short_run(struct acis_call *c, int *rc)
         return 0;
     if (!acis_oc.hier)
         acis_qcache_keep(c->cs->off, c, c->cs->rank, c->cs->ctx, &s);
-    return go(c, &s, rc);
+    struct acis_qargs a = acis_qargs_of(c);
+    int ran = go(c->cs, &a, &s, rc);
+    if (ran == REDO) {
+        *rc = acis_call_redo(c);
+        ran = 1;
+    }
+    return ran;
 }
 
 /* What acis_select() and acis_offload_run() would do on the way to the
@@ -227,33 +239,38 @@ int acis_short_run(struct acis_call *c, int *rc)
  * what changes between calls -- the communicator's row (its state, ctx),
  * persistent requests and communicators to finish first (run.c), and
  * reports (VERBOSE) -- looked at here. */
-int acis_short_quick(struct acis_call *c, int *rc)
+int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc)
 {
     struct acis_comm *cs;
     struct acis_qentry *e;
     if (!acis_oc.quick ||
-        (c->coll != ACIS_COLL_BCAST && c->coll != ACIS_COLL_SCATTER &&
-         c->coll != ACIS_COLL_GATHER) ||
         atomic_load_explicit(&acis_oc.pers.norphans, memory_order_relaxed) ||
         atomic_load_explicit(&acis_ct.nclosing, memory_order_relaxed) ||
-        c->comm == MPI_COMM_NULL)
+        a->comm == MPI_COMM_NULL)
         return 0;
     cs = acis_ct.last;                  /* acis_comm_get()'s cache, read first */
-    if ((!cs || cs->comm != c->comm || acis_ct.threaded) && !(cs = acis_comm_get(c->comm)))
+    if ((!cs || cs->comm != a->comm || acis_ct.threaded) && !(cs = acis_comm_get(a->comm)))
         return 0;
-    if (cs->state != ACIS_CT_READY || !cs->off || !(e = acis_qcache_find(cs->off, c, cs->ctx)))
+    struct acis_qkey k = acis_qkey_of(coll, a);
+    if (cs->state != ACIS_CT_READY || !cs->off || !(e = acis_qcache_find(cs->off, &k, cs->ctx)))
         return 0;
     /* A buffer the call reads or writes must be there: the ordinary way
      * finds one missing (its image is refused) and reports the error. */
-    if ((e->s.has_src && !caller_buf(c, e->s.src_rbuf)) ||
-        ((e->s.has_dst || e->s.own_block) && !caller_buf(c, e->s.dst_rbuf)))
+    if ((e->s.has_src && !caller_buf(a, e->s.src_rbuf)) ||
+        ((e->s.has_dst || e->s.own_block) && !caller_buf(a, e->s.dst_rbuf)))
         return 0;
-    c->cs = cs;                         /* what the way on reads of acis_select()'s */
-    c->bytes = e->bytes;
-    if (!go(c, &e->s, rc)) {
-        c->cs = NULL;                   /* the ordinary way selects again */
+    uint64_t bytes = e->bytes;
+    int ran = go(cs, a, &e->s, rc);
+    if (!ran)
         return 0;
+    if (ran == REDO) {                  /* the whole call, as acis_select() would leave it
+                                           for acis_call_pmpi */
+        struct acis_call c = { .coll = coll, .sbuf = a->sbuf, .rbuf = a->rbuf,
+                               .scount = a->scount, .rcount = a->rcount, .stype = a->stype,
+                               .rtype = a->rtype, .root = a->root, .comm = a->comm,
+                               .cs = cs, .bytes = bytes };
+        *rc = acis_call_redo(&c);
     }
-    acis_count_call(&acis_util.coll[c->coll], ACIS_REASON_NONE, c->bytes);
+    acis_count_call(&acis_util.coll[coll], ACIS_REASON_NONE, bytes);
     return 1;
 }

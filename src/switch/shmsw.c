@@ -71,13 +71,6 @@ struct shm_head {
      * ctr_off, a counter block per rank */
 };
 
-struct shm_res {                 /* slot line 0: the result doorbell */
-    _Alignas(LINE) _Atomic uint64_t done;   /* use + 1 of the last completed use */
-    _Atomic uint32_t bell;       /* bumped at each publication: the futex word */
-    _Atomic uint32_t sleepers;
-    uint32_t error;              /* that use failed: RES_MISMATCH, RES_ABSTAINED */
-};
-
 struct shm_port {                /* one member's post; its piece follows */
     _Alignas(LINE) _Atomic uint64_t use;    /* use + 1 posted, stored last */
     uint32_t seq, seg;
@@ -89,7 +82,9 @@ struct shm_port {                /* one member's post; its piece follows */
 };
 
 _Static_assert(sizeof(struct shm_port) == LINE, "a port is one cache line");
-_Static_assert(offsetof(struct shm_res, done) == 0, "a wait's done is its result line");
+/* Slot line 0 is the result doorbell, struct acis_shm_res (switch.h). */
+_Static_assert(sizeof(struct acis_shm_res) <= LINE, "a slot's result head is in its first line");
+_Static_assert(offsetof(struct acis_shm_res, done) == 0, "a wait's done is its result line");
 
 struct acis_shmsw {
     struct shm_head *h;
@@ -100,7 +95,9 @@ struct acis_shmsw {
     uint32_t *member;            /* rows: my index among the row's members */
 };
 
-enum { RES_OK, RES_MISMATCH, RES_ABSTAINED };
+/* What a failed use publishes in its result line's error: the values
+ * acis_shmsw_result() returns for it. */
+enum { RES_OK, RES_MISMATCH = ACIS_SHM_MISMATCH, RES_ABSTAINED = ACIS_SHM_ABSTAINED };
 
 /* Count n in a block of counters: a process's own (mine()), or the
  * head's (C, CN). */
@@ -156,9 +153,9 @@ static uint8_t *slot_base(struct shm_head *h, uint32_t r, uint32_t s)
 
 /* The parts of the slot at b (slot_base): its result line, arrival
  * count, result buffers and ports. */
-static struct shm_res *slot_res(uint8_t *b)
+static struct acis_shm_res *slot_res(uint8_t *b)
 {
-    return (struct shm_res *)b;
+    return (struct acis_shm_res *)b;
 }
 
 static _Atomic uint32_t *slot_arrived(uint8_t *b)
@@ -424,7 +421,7 @@ static uint32_t ct_create(struct acis_shmsw *s, const struct acis_hdr *q,
         ranks[i] = acis_get32(pl + 4 + 4 * i);
     for (uint32_t sl = 0; sl < h->window; sl++) {
         uint8_t *b = slot_base(h, r, sl);
-        struct shm_res *res = slot_res(b);
+        struct acis_shm_res *res = slot_res(b);
         atomic_store(&res->done, 0);
         atomic_store(&res->sleepers, 0);
         res->error = 0;
@@ -542,7 +539,7 @@ static void complete(const struct acis_shmsw *s, uint8_t *b, uint32_t n, uint32_
     struct shm_head *h = s->h;
     _Atomic uint64_t *ctr = mine(s);
     struct shm_port *p0 = slot_port(h, b, 0);
-    struct shm_res *res = slot_res(b);
+    struct acis_shm_res *res = slot_res(b);
     uint8_t *out = slot_buf(h, b, use & 1);
     unsigned kind = p0->kind, rooted = sw_rooted(kind);
     uint32_t error = RES_OK, abstained = p0->abstain, lens_differ = 0;
@@ -643,7 +640,8 @@ static int plan(const struct acis_shmsw *s, const struct acis_hdr *q, struct aci
         .abstain = (uint8_t)abstain,
     };
     *p = (struct acis_shm_prep){
-        .q = *q, .row = r, .gen = rw->gen, .member = m, .n = rw->size, .base = base,
+        .q = *q, .row = r, .gen = rw->gen, .member = m, .n = rw->size,
+        .ans_off = base + q->rx_off,
         .piece_at = q->seg_offset - base, .in_port = (uint8_t)reduction,
         .scan = (uint8_t)sw_is_scan(kind),
     };
@@ -671,15 +669,13 @@ static int put(struct acis_shmsw *s, const struct acis_shm_prep *p, const struct
     memcpy((uint8_t *)port + offsetof(struct shm_port, seq), p->port, PORT_TAIL);
     port->seq = q->seq;
     atomic_store_explicit(&port->use, (uint64_t)use + 1, memory_order_release);
-    w->q = p->q;
-    w->q.seq = q->seq;
-    w->q.slot = q->slot;
-    w->q.flags = (uint16_t)((p->q.flags & ~ACIS_F_ROUND) | (q->flags & ACIS_F_ROUND));
+    w->done = &slot_res(b)->done;
+    w->ring = (uint64_t)use + 1;
     w->row = p->row;
     w->member = p->member;
-    w->use = use;
-    w->base = p->base;
-    w->done = &slot_res(b)->done;
+    w->slot = q->slot;
+    w->len = p->q.rx_len;
+    w->off = p->ans_off;
     w->data = (p->scan ? port_piece(port) : buf) + p->q.rx_off;
     if (atomic_fetch_add_explicit(slot_arrived(b), 1, memory_order_acq_rel) == p->n - 1)
         complete(s, b, p->n, use);                  /* the last one does the switch's work */
@@ -700,7 +696,10 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
         s->member[p.row] = p.member;
         memset(s->uses + (size_t)p.row * s->h->window, 0, s->h->window * sizeof *s->uses);
     }
-    return put(s, &p, q, payload, w);
+    if (put(s, &p, q, payload, w) != 0)
+        return -1;
+    w->q = *q;                                      /* what acis_shmsw_ready() answers */
+    return 0;
 }
 
 int acis_shmsw_prepare(const struct acis_shmsw *s, const struct acis_hdr *q,
@@ -730,11 +729,9 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
                      struct acis_hdr *a, const uint8_t **payload)
 {
     struct shm_head *h = s->h;
-    uint8_t *b = slot_base(h, w->row, w->q.slot);
-    struct shm_res *res = slot_res(b);
-    if (atomic_load_explicit(&res->done, memory_order_acquire) != (uint64_t)w->use + 1)
+    struct acis_shm_res *res = slot_res(slot_base(h, w->row, w->slot));
+    if (atomic_load_explicit(&res->done, memory_order_acquire) != w->ring)
         return 0;
-    unsigned kind = ACIS_OPC_KIND(w->q.opcode);
     *a = w->q;
     a->flags = (uint16_t)((w->q.flags & ACIS_F_ROUND) | ACIS_F_RESULT);
     a->src = ACIS_NO_RANK;
@@ -743,40 +740,42 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
         a->flags |= ACIS_F_ERROR | ACIS_F_ACK |
                     (res->error == RES_ABSTAINED ? ACIS_F_ABSTAIN : 0);
         a->payload_len = a->rx_off = a->rx_len = 0;
-        a->seg_offset = w->base;
+        a->seg_offset = w->off - w->q.rx_off;       /* the segment's first byte */
         *payload = NULL;
         return 1;
     }
-    a->payload_len = w->q.rx_len;
-    a->seg_offset = w->base + w->q.rx_off;
-    if (!w->q.rx_len)
+    a->payload_len = w->len;
+    a->seg_offset = w->off;
+    if (!w->len)
         a->flags |= ACIS_F_ACK;
-    *payload = (sw_is_scan(kind) ? port_piece(slot_port(h, b, w->member))
-                              : slot_buf(h, b, w->use & 1)) + w->q.rx_off;
+    *payload = w->data;
     return 1;
 }
 
-int acis_shmsw_result(const struct acis_shm_wait *w, const uint8_t **data)
+void acis_shmsw_posted(const struct acis_shmsw *s, const struct acis_shm_wait *w,
+                       struct acis_hdr *q)
 {
-    const struct shm_res *res = (const struct shm_res *)(const void *)w->done;
-    *data = NULL;
-    if (atomic_load_explicit(w->done, memory_order_acquire) != (uint64_t)w->use + 1)
-        return ACIS_SHM_WAITING;
-    if (res->error)                /* written before done's store: its acquire covers it */
-        return res->error == RES_ABSTAINED ? ACIS_SHM_ABSTAINED : ACIS_SHM_MISMATCH;
-    *data = w->data;
-    return ACIS_SHM_DONE;
+    struct shm_head *h = s->h;
+    memset(q, 0, sizeof *q);
+    if (w->row >= h->rows || w->slot >= h->window || w->member >= h->ranks)
+        return;
+    const struct shm_port *port = slot_port(h, slot_base(h, w->row, w->slot), w->member);
+    q->opcode = ACIS_OPC(port->kind, port->alg);
+    q->ctx = (rows(h)[w->row].gen << 16) | (w->row + 1);    /* as row_of() reads it */
+    q->seq = port->seq;
+    q->seg_index = port->seg;
+    q->slot = (uint16_t)w->slot;
 }
 
 void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms)
 {
-    if (w->row >= s->h->rows || w->q.slot >= s->h->window)
+    if (w->row >= s->h->rows || w->slot >= s->h->window)
         return;                  /* a copy torn by another thread: just return */
-    struct shm_res *res = slot_res(slot_base(s->h, w->row, w->q.slot));
+    struct acis_shm_res *res = slot_res(slot_base(s->h, w->row, w->slot));
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
     atomic_fetch_add_explicit(&res->sleepers, 1, memory_order_seq_cst);
     uint32_t bell = atomic_load_explicit(&res->bell, memory_order_seq_cst);
-    if (atomic_load_explicit(&res->done, memory_order_seq_cst) != (uint64_t)w->use + 1)
+    if (atomic_load_explicit(&res->done, memory_order_seq_cst) != w->ring)
         futex(&res->bell, FUTEX_WAIT, bell, &ts);
     atomic_fetch_sub_explicit(&res->sleepers, 1, memory_order_seq_cst);
 }

@@ -296,15 +296,32 @@ void acis_verbsw_counters(const struct acis_verbsw *v, uint64_t *out);
 
 struct acis_shmsw;
 
-/* One posted segment waiting for its answer: the request as posted and
- * where its answer will be. */
+/* One posted segment waiting for its answer: where and when its answer
+ * will be, and (acis_shmsw_post's alone) the request as posted.  done
+ * and ring come first, in this order: the device's ticket reads them as
+ * its bell and ring (src/mpid/device.h). */
 struct acis_shm_wait {
-    struct acis_hdr q;
-    uint32_t row, member, use;
-    uint64_t base;           /* first result-space byte of the segment */
-    const _Atomic uint64_t *done;   /* the slot's doorbell: use + 1 once
+    const _Atomic uint64_t *done;   /* the slot's doorbell (the head of its
+                                       struct acis_shm_res): ring once
                                        answered (acquire it, then read) */
-    const uint8_t *data;     /* where the answer's q.rx_len bytes are then */
+    uint64_t ring;           /* this use of the slot + 1 */
+    uint32_t row, member, slot;
+    uint32_t len;            /* answer bytes asked for (the request's rx_len) */
+    uint64_t off;            /* result-space byte they start at */
+    const uint8_t *data;     /* where they are once answered */
+    struct acis_hdr q;       /* the request: acis_shmsw_post fills it, for
+                                acis_shmsw_ready; acis_shmsw_post_like
+                                does not */
+};
+
+/* The head of a slot's result line, where the switch publishes each use
+ * of the slot: error (0, ACIS_SHM_MISMATCH or ACIS_SHM_ABSTAINED), then
+ * done = use + 1 with a release store, the futex word bell bumped after. */
+struct acis_shm_res {
+    _Atomic uint64_t done;
+    _Atomic uint32_t bell;
+    _Atomic uint32_t sleepers;   /* waiters asleep on bell */
+    uint32_t error;
 };
 
 /* Create the segment name (shm_open) for ranks processes of job key, with
@@ -346,7 +363,7 @@ int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_
 struct acis_shm_prep {
     struct acis_hdr q;       /* the packet prepared */
     uint32_t row, gen, member, n;   /* its row, generation, our place, members */
-    uint64_t base;           /* first result-space byte of the segment */
+    uint64_t ans_off;        /* result-space byte the answer starts at */
     uint64_t piece_at;       /* where the payload goes in the result buffer */
     uint8_t in_port;         /* or: in the port (a reduction's piece) */
     uint8_t scan;            /* the answer is in the port (scans) */
@@ -369,7 +386,22 @@ int acis_shmsw_ready(const struct acis_shmsw *s, const struct acis_shm_wait *w,
  * ACIS_SHM_ABSTAINED (a member abstained), with *data NULL.  What
  * acis_shmsw_ready() says, without writing a header. */
 enum { ACIS_SHM_WAITING, ACIS_SHM_DONE, ACIS_SHM_MISMATCH, ACIS_SHM_ABSTAINED };
-int acis_shmsw_result(const struct acis_shm_wait *w, const uint8_t **data);
+static inline int acis_shmsw_result(const struct acis_shm_wait *w, const uint8_t **data)
+{
+    const struct acis_shm_res *res = (const struct acis_shm_res *)(const void *)w->done;
+    *data = NULL;
+    if (atomic_load_explicit(w->done, memory_order_acquire) != w->ring)
+        return ACIS_SHM_WAITING;
+    if (res->error)                /* written before done's store: its acquire covers it */
+        return (int)res->error;    /* ACIS_SHM_MISMATCH or ACIS_SHM_ABSTAINED */
+    *data = w->data;
+    return ACIS_SHM_DONE;
+}
+/* The header w's post sent, as far as the slot still shows it (opcode,
+ * ctx, seq, seg_index, slot; the rest 0), for a report: valid until this
+ * process posts to the slot again. */
+void acis_shmsw_posted(const struct acis_shmsw *s, const struct acis_shm_wait *w,
+                       struct acis_hdr *q);
 /* Sleep until w's slot publishes or ms pass. */
 void acis_shmsw_sleep(const struct acis_shmsw *s, const struct acis_shm_wait *w, int ms);
 

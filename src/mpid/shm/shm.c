@@ -166,54 +166,34 @@ static int shm_wait(struct acis_chan *ch, int timeout_ms)
     return 1;
 }
 
-_Static_assert(sizeof(struct acis_shm_wait) <= ACIS_DEV_TICKET,
-               "a shared-memory wait fits the device's ticket");
-_Static_assert(sizeof(struct acis_shm_prep) <= ACIS_DEV_PREP,
-               "a shared-memory prepared post fits the device's");
-
 /* The short path: the post, without the list of posts poll() goes over.
  * A ticket is the device's struct acis_dev_ticket: the wait is its shm. */
 static int shm_post(struct acis_chan *ch, const struct acis_hdr *h, const uint8_t *payload,
                     void *ticket)
 {
     struct acis_dev_ticket *t = ticket;
-    if (acis_shmsw_post(ch->sw, h, payload, &t->shm) == 0) {
-        t->bell = t->shm.done;
-        t->ring = (uint64_t)t->shm.use + 1;
-        return 0;
-    }
+    if (acis_shmsw_post(ch->sw, h, payload, &t->shm) == 0)
+        return 0;                       /* the wait's done and ring: t's bell and ring */
     refused(ch, h, "refused a packet");
     return -1;
 }
 
 static int shm_prepare(struct acis_chan *ch, const struct acis_hdr *h, void *prep)
 {
-    return acis_shmsw_prepare(ch->sw, h, &((struct acis_dev_prep *)prep)->shm);
+    struct acis_dev_prep *p = prep;
+    p->sw = ch->sw;                     /* the device posts there itself */
+    return acis_shmsw_prepare(ch->sw, h, &p->shm);
 }
 
-static int shm_post_like(struct acis_chan *ch, const void *prep, const struct acis_hdr *h,
-                         const uint8_t *payload, void *ticket)
+static void shm_refused(struct acis_chan *ch, const struct acis_hdr *h, const void *ticket)
 {
-    struct acis_dev_ticket *t = ticket;
-    if (acis_shmsw_post_like(ch->sw, &((const struct acis_dev_prep *)prep)->shm, h, payload,
-                             &t->shm) == 0) {
-        t->bell = t->shm.done;
-        t->ring = (uint64_t)t->shm.use + 1;
-        return 0;
+    struct acis_hdr q;
+    if (h) {
+        refused(ch, h, "refused a packet");
+        return;
     }
-    refused(ch, h, "refused a packet");
-    return -1;
-}
-
-static int shm_result(struct acis_chan *ch, const void *ticket, struct acis_dev_result *r)
-{
-    const struct acis_shm_wait *w = &((const struct acis_dev_ticket *)ticket)->shm;
-    int got = acis_shmsw_result(w, &r->data);
-    r->off = w->base + w->q.rx_off;
-    r->len = got == ACIS_SHM_DONE ? w->q.rx_len : 0;
-    if (got == ACIS_SHM_MISMATCH)
-        refused(ch, &w->q, "found members' packets of a segment disagreeing");
-    return got;
+    acis_shmsw_posted(ch->sw, &((const struct acis_dev_ticket *)ticket)->shm, &q);
+    refused(ch, &q, "found members' packets of a segment disagreeing");
 }
 
 static void shm_sleep(struct acis_chan *ch, const void *ticket, int ms)
@@ -244,6 +224,6 @@ const struct acis_chan_ops acis_chan_shm = {
     .name = "shm", .sealed = 0, .reliable = 1, .open = shm_open_, .attach = shm_attach,
     .send = shm_send, .recv = shm_recv, .wait = shm_wait, .fd = shm_fd,
     .rcvbuf = shm_rcvbuf, .close = shm_close, .poll = shm_poll,
-    .post = shm_post, .result = shm_result,
-    .prepare = shm_prepare, .post_like = shm_post_like, .sleep = shm_sleep, .wait_on = shm_wait_on,
+    .post = shm_post, .prepare = shm_prepare, .refused = shm_refused, .sleep = shm_sleep,
+    .wait_on = shm_wait_on,
 };
