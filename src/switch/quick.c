@@ -79,9 +79,9 @@ static SW_ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t,
     __m128i d = _mm_setzero_si128();
 #pragma GCC unroll 5
     for (int i = 0; i < ACIS_HDR_LEN; i += 16) {
-        __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(pkt + i)),
-                                  _mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)t + i)));
-        d = _mm_or_si128(d, _mm_and_si128(x, _mm_load_si128((const __m128i *)(const void *)(m->b + i))));
+        const void *a = pkt + i, *b = (const uint8_t *)t + i, *k = m->b + i;
+        __m128i x = _mm_xor_si128(_mm_loadu_si128(a), _mm_loadu_si128(b));
+        d = _mm_or_si128(d, _mm_and_si128(x, _mm_load_si128(k)));
     }
     return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) != 0xffff;
 #else

@@ -289,8 +289,10 @@ START_TEST(forgeries)
                     if (rand() % 4)
                         acis_hdr_seal(bad, bad + ACIS_HDR_LEN, blen - ACIS_HDR_LEN);
                 } else if (what == 2) {    /* a length that is not the segment's */
-                    blen = rand() % 2 && len > ACIS_HDR_LEN ? len - 1 - (size_t)rand() % (len - ACIS_HDR_LEN)
-                                                            : len + 1 + (size_t)rand() % 8;
+                    if (rand() % 2 && len > ACIS_HDR_LEN)
+                        blen = len - 1 - (size_t)rand() % (len - ACIS_HDR_LEN);
+                    else
+                        blen = len + 1 + (size_t)rand() % 8;
                     if (blen > sizeof bad)
                         blen = sizeof bad;
                     if (rand() % 2)
