@@ -1,8 +1,9 @@
 /* quick.c -- the switch's quick path, read straight from a packet's bytes:
  * a host's next piece of the segment its slot is building already, for a
  * barrier or a reduction that folds in any order (start_use in cgr.c marks
- * such a use quick).  This is the commonest packet there is: all members
- * but the first of every segment send one.
+ * such a use quick), and the first piece of the slot's next segment when
+ * it has the last one's shape.  These are the commonest packets there
+ * are: every member's of a repeated small collective.
  *
  * Why its few checks are the full path's (input.c, wire.c, cgr.c): the
  * use's first packet passed every one of them, and start_use kept its
@@ -15,16 +16,20 @@
  * the lengths and offsets in range and aligned, the context is the row's,
  * the job key its job's.  What is left is checked here: the packet's
  * length, its checksum, its source rank being its port's, its member
- * number, what it asks back, and not being a duplicate.  Anything
- * else -- a first piece, a repeat, an error, a link, a control packet,
- * anything malformed -- goes untouched to the full path (input.c,
- * sw_full_input), which counts and drops what it must.  test/unit/check_quick.c feeds mutated
+ * number, what it asks back, and not being a duplicate.  The next
+ * segment's first piece may differ from the kept header in its sequence
+ * number and round bit too: the full path takes it as a new segment when
+ * the round bit is flipped, the number newer, the abstain bit clear and
+ * the use idle after a done quick one (sw_cgr_renew then starts the use
+ * as start_use would).  Anything else -- another first piece, a repeat,
+ * an error, a link, a control packet, anything malformed -- goes
+ * untouched to the full path (input.c, sw_full_input), which counts and
+ * drops what it must.  test/unit/check_quick.c feeds mutated and forged
  * packets to a switch with this path and one without and requires the
  * same answers and counters.
  *
- * With SSE4.2 the header's words, loaded once, are both compared and
- * summed (CRC-32C) in line; sw_quick_best picks that build when the CPU
- * has it, as crc32c.c does for its own. */
+ * With SSE4.2 the header's CRC-32C runs in line; sw_quick_best picks that
+ * build when the CPU has it, as crc32c.c does for its own. */
 #include "config.h"
 
 #include <stdint.h>
