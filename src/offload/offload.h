@@ -185,7 +185,7 @@ _Static_assert(sizeof(struct acis_qkey) == 6 * sizeof(int) + 2 * sizeof(uint16_t
                "a quick-path key has no padding");
 struct acis_qentry {
     struct acis_qkey key;
-    uint32_t ctx;                 /* 0: empty */
+    uint64_t row;                 /* acis_qrow() it was made on; 0: empty */
     uint64_t bytes;               /* acis_select()'s message bytes (counters) */
     struct acis_short s;
 };
@@ -560,17 +560,25 @@ static inline struct acis_qkey acis_qkey_of(acis_coll_t coll, const struct acis_
                            .rinplace = a->rbuf == MPI_IN_PLACE };
     return k;
 }
+/* The row an entry is made on: the communicator's context id in the epoch
+ * of the switch it was set up on (after a rejoin a row of the same id is
+ * another row, on another switch, and the entry's prepared post is not
+ * for it); 0 for none. */
+static inline uint64_t acis_qrow(const struct acis_comm *cs)
+{
+    return cs->ctx ? (uint64_t)cs->epoch << 32 | cs->ctx : 0;
+}
 struct acis_qentry *acis_qcache_search(struct acis_coff *co, const struct acis_qkey *k,
-                                       uint32_t ctx);
+                                       uint64_t row);
 static inline struct acis_qentry *acis_qcache_find(struct acis_coff *co,
-                                                   const struct acis_qkey *k, uint32_t ctx)
+                                                   const struct acis_qkey *k, uint64_t row)
 {
     struct acis_qentry *e = &co->quick.e[co->quick.last];
-    if (ctx && e->ctx == ctx && memcmp(&e->key, k, sizeof *k) == 0)
+    if (row && e->row == row && memcmp(&e->key, k, sizeof *k) == 0)
         return e;                       /* the shape of the call before */
-    return acis_qcache_search(co, k, ctx);
+    return acis_qcache_search(co, k, row);
 }
-void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint32_t ctx,
+void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint64_t row,
                       const struct acis_short *s);
 
 /* Early returns (early.c).  A member of a blocking broadcast, scatter or

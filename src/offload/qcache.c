@@ -13,24 +13,25 @@
  * handle may be freed and given to another type between two calls, a
  * predefined one never.  What else selection reads is the same for the
  * whole run (CVARs are read once, at MPI_Init) or looked at on every
- * call (short.c).  An entry names the row it was made on (ctx): a
- * communicator set up on another row misses it. */
+ * call (short.c).  An entry names the row it was made on (acis_qrow: the
+ * context id in its switch's epoch): a communicator set up on another
+ * row, or again after the switch was lost, misses it. */
 #include "config.h"
 
 #include <string.h>
 
 #include "offload.h"
 
-/* The entry on co of key k on the row ctx, the one found last aside
+/* The entry on co of key k on row, the one found last aside
  * (acis_qcache_find looked at it), or NULL. */
 struct acis_qentry *acis_qcache_search(struct acis_coff *co, const struct acis_qkey *k,
-                                       uint32_t ctx)
+                                       uint64_t row)
 {
-    if (!ctx)
+    if (!row)
         return NULL;
     for (uint32_t i = 0; i < ACIS_QCACHE; i++) {
         struct acis_qentry *e = &co->quick.e[i];
-        if (e->ctx == ctx && memcmp(&e->key, k, sizeof *k) == 0) {
+        if (e->row == row && memcmp(&e->key, k, sizeof *k) == 0) {
             co->quick.last = i;
             return e;
         }
@@ -63,21 +64,21 @@ static int keepable(const struct acis_call *c, int rank)
     }
 }
 
-void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint32_t ctx,
+void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint64_t row,
                       const struct acis_short *s)
 {
-    if (!co || !ctx || c->inner || !keepable(c, rank))
+    if (!co || !row || c->inner || !keepable(c, rank))
         return;
     struct acis_qargs a = acis_qargs_of(c);
     struct acis_qkey k = acis_qkey_of(c->coll, &a);
-    struct acis_qentry *e = acis_qcache_find(co, &k, ctx);
+    struct acis_qentry *e = acis_qcache_find(co, &k, row);
     if (!e) {
         e = &co->quick.e[co->quick.next];
         co->quick.last = co->quick.next;
         co->quick.next = (co->quick.next + 1) % ACIS_QCACHE;
     }
     e->key = k;
-    e->ctx = ctx;
+    e->row = row;
     e->bytes = c->bytes;
     e->s = *s;
 }

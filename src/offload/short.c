@@ -223,7 +223,7 @@ int acis_short_run(struct acis_call *c, int *rc)
     if (!prepare(c, &s))
         return 0;
     if (!acis_oc.hier)
-        acis_qcache_keep(c->cs->off, c, c->cs->rank, c->cs->ctx, &s);
+        acis_qcache_keep(c->cs->off, c, c->cs->rank, acis_qrow(c->cs), &s);
     struct acis_qargs a = acis_qargs_of(c);
     int ran = go(c->cs, &a, &s, rc);
     if (ran == REDO) {
@@ -252,7 +252,8 @@ int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc)
     if ((!cs || cs->comm != a->comm || acis_ct.threaded) && !(cs = acis_comm_get(a->comm)))
         return 0;
     struct acis_qkey k = acis_qkey_of(coll, a);
-    if (cs->state != ACIS_CT_READY || !cs->off || !(e = acis_qcache_find(cs->off, &k, cs->ctx)))
+    if (cs->state != ACIS_CT_READY || !cs->off ||
+        !(e = acis_qcache_find(cs->off, &k, acis_qrow(cs))))
         return 0;
     /* A buffer the call reads or writes must be there: the ordinary way
      * finds one missing (its image is refused) and reports the error. */
