@@ -175,7 +175,9 @@ struct sw_use {
 struct sw_slot {
     struct sw_use u[2];
     uint64_t tmpl[ACIS_HDR_LEN / 8];  /* a quick use's first header, as sent:
-                                         quick.c compares the next ones to it */
+                                         quick.c compares the use's next
+                                         pieces to it, and the first of the
+                                         slot's next segment */
     uint8_t cur;             /* index of the current use */
 };
 
