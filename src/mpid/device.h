@@ -160,10 +160,11 @@ int acis_dev_post(const struct acis_hdr *h, const uint8_t *payload, struct acis_
  * acis_dev_post() would, from p and those three fields of h.  The
  * prepared post is the shared-memory switch's own, made on the switch
  * the channel attached (sw): acis_dev_post_like() posts there itself,
- * inline, and goes to the channel only to report a refusal.  sw stays
- * attached while the channel is open: the shared-memory channel never
- * finds its switch silent (it is reliable), so it is never closed and
- * opened again to rejoin (src/offload/connect.c) but at MPI_Finalize. */
+ * inline, and goes to the channel only to report a refusal.  A prepared
+ * post is good while the channel that made it is open: the short path's
+ * cache names the switch's epoch with each entry (acis_qrow), so an
+ * entry made before the device was closed and opened again (a rejoin)
+ * is not used after. */
 #define ACIS_DEV_PREP 192
 struct acis_dev_prep {
     struct acis_shmsw *sw;              /* the switch the post goes to */

@@ -220,6 +220,22 @@ static size_t piece_of(uint8_t *buf, uint32_t k, unsigned kind, unsigned op, uns
     return ACIS_HDR_LEN + len;
 }
 
+/* A random valid op and type for a reduction kind (NONE, NONE for a
+ * barrier); with served, one the quick path folds (in any order, by a
+ * kernel of the switch's). */
+static void random_op(unsigned kind, int served, unsigned *op, unsigned *dt)
+{
+    *op = ACIS_OP_NONE;
+    *dt = ACIS_DT_NONE;
+    while (kind != ACIS_K_BARRIER &&
+           (!acis_wire_op_valid(*op, *dt) ||
+            (served && (acis_wire_order_sensitive(*op, *dt) ||
+                        (*dt > ACIS_DT_F64 && *dt != ACIS_DT_BYTE))))) {
+        *op = 1 + (unsigned)rand() % (ACIS_OP_COUNT - 1);
+        *dt = 1 + (unsigned)rand() % (ACIS_DT_COUNT - 1);
+    }
+}
+
 /* Both switches get pkt at address offset al of a 64-aligned buffer. */
 static void both_at(int h, const uint8_t *pkt, size_t len, unsigned al)
 {
@@ -260,11 +276,8 @@ START_TEST(forgeries)
             both_at(oldh, old, oldlen, 0); /* a packet of the old row */
             k = 0;
         }
-        unsigned kind = kinds[rand() % 4], op = ACIS_OP_NONE, dt = ACIS_DT_NONE;
-        while (kind != ACIS_K_BARRIER && !acis_wire_op_valid(op, dt)) {
-            op = 1 + (unsigned)rand() % (ACIS_OP_COUNT - 1);
-            dt = 1 + (unsigned)rand() % (ACIS_DT_COUNT - 1);
-        }
+        unsigned kind = kinds[rand() % 4], op, dt;
+        random_op(kind, 0, &op, &dt);
         uint32_t es = dt == ACIS_DT_NONE ? 1 : (uint32_t)acis_wire_dt_size(dt);
         uint32_t ne = 1 + (uint32_t)rand() % (ca->payload / es);
         if (rand() % 4 == 0)
@@ -348,15 +361,9 @@ START_TEST(renewed)
     uint32_t pne = 0;
     for (int shape = 0; shape < 30; shape++) {
         /* every kind in turn */
-        unsigned kind = kinds[shape % 4], op = ACIS_OP_NONE, dt = ACIS_DT_NONE;
-        int other = shape % 5 == 4;            /* now and then one it does not */
-        while (kind != ACIS_K_BARRIER &&       /* a shape the quick path serves */
-               (!acis_wire_op_valid(op, dt) ||
-                (!other && (acis_wire_order_sensitive(op, dt) ||
-                            (dt > ACIS_DT_F64 && dt != ACIS_DT_BYTE))))) {
-            op = 1 + (unsigned)rand() % (ACIS_OP_COUNT - 1);
-            dt = 1 + (unsigned)rand() % (ACIS_DT_COUNT - 1);
-        }
+        unsigned kind = kinds[shape % 4], op, dt;
+        int other = shape % 5 == 4;            /* now and then one it does not serve */
+        random_op(kind, !other, &op, &dt);
         uint32_t es = dt == ACIS_DT_NONE ? 1 : (uint32_t)acis_wire_dt_size(dt);
         uint32_t ne = 1 + (uint32_t)rand() % 9, len0 = kind == ACIS_K_BARRIER ? 0 : ne * es;
         for (uint32_t rep = 0; rep < 3 * ca->window; rep++, k++) {
