@@ -295,7 +295,9 @@ enum acis_status {
     X(untiled, "gather segments refused: their pieces did not tile them")    \
     X(state_bytes, "bytes of the switch's tables (ports, jobs, rows, set-ups)") \
     X(quick, "packets taken by the quick path (a piece of a segment in progress, "  \
-             "or the first of one shaped as the slot's last)")
+             "or the first of one shaped as the slot's last)")                \
+    X(crossed, "data packets a worker handed to their row's worker, every "   \
+               "worker paused (acis-switchd --threads)")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,

@@ -136,11 +136,13 @@ static void stats(struct acis_sw *sw, uint32_t port, const void *peer,
                   const struct acis_hdr *h)
 {
     uint8_t p[4 + 8 * ACIS_SWC_COUNT];
+    uint64_t c[ACIS_SWC_COUNT];
     struct acis_hdr r;
     sw_reply_header(h, ACIS_K_STATS_REPLY, &r);
+    sw_counters(sw, c);                          /* every worker paused */
     acis_put32(p, ACIS_SWC_COUNT);
     for (int i = 0; i < ACIS_SWC_COUNT; i++)
-        acis_put64(p + 4 + 8 * i, sw->c[i]);
+        acis_put64(p + 4 + 8 * i, c[i]);
     sw_answer(sw, port, peer, &r, p, sizeof p);
 }
 

@@ -4,7 +4,9 @@
  * packets to the control plane, data packets to the gather/reduce unit of
  * their communicator row -- from a host, a switch below (a link port) or
  * the one above (ACIS_PORT_UPLINK).  A packet that fails any check is
- * counted by reason and dropped. */
+ * counted by reason and dropped.  With workers (o.threads), a control
+ * packet, or a data packet of another worker's row, is handled with
+ * every worker paused. */
 #include "config.h"
 
 #include "sw.h"
@@ -21,8 +23,8 @@ static void uplink_data(struct acis_sw *sw, const struct acis_hdr *h, const uint
 }
 
 /* Every packet the quick path leaves: decoded, every check made. */
-void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
-                   size_t len)
+static void full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
+                       size_t len)
 {
     struct acis_hdr h;
     SWC(sw, packets_in)++;
@@ -68,4 +70,43 @@ void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const ui
         return;
     }
     sw_cgr_input(sw, ct, port, &h, payload);
+}
+
+/* With workers: the view a packet must be handled on with every worker
+ * paused -- view 0 for a valid control packet (it may change any table),
+ * its row's worker for a data packet of a row not this worker's -- or
+ * NULL when this worker handles it alone (its own row's, or one that
+ * only counts a drop here: garbage pauses nobody).  Reads tables only
+ * the control plane writes, which it cannot while this worker holds its
+ * lock. */
+static struct acis_sw *paused_on(struct acis_sw *sw, const uint8_t *pkt, size_t len)
+{
+    struct acis_hdr h;
+    if (len < ACIS_HDR_LEN)
+        return NULL;
+    if (ACIS_OPC_KIND(pkt[5]) >= ACIS_K_HELLO)
+        return acis_wire_decode(pkt, len, sw->o.payload, &h) == ACIS_WERR_OK ? sw->views[0]
+                                                                             : NULL;
+    struct sw_ct *ct = sw_ct_lookup(sw, acis_get32(pkt + 24));
+    return ct && ct->worker != sw->worker ? sw->views[ct->worker] : NULL;
+}
+
+void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
+                   size_t len)
+{
+    struct acis_sw *on = sw->nworkers > 1 ? paused_on(sw, pkt, len) : NULL;
+    if (!on) {
+        full_input(sw, port, peer, pkt, len);
+        return;
+    }
+    uint32_t n = sw->nworkers;       /* every lock, in order: no two wait on each other */
+    pthread_mutex_unlock(&sw->locks[sw->worker]);
+    for (uint32_t w = 0; w < n; w++)
+        pthread_mutex_lock(&sw->locks[w]);
+    if (ACIS_OPC_KIND(pkt[5]) < ACIS_K_HELLO)
+        SWC(on, crossed)++;
+    full_input(on, port, peer, pkt, len);
+    for (uint32_t w = n; w-- > 0;)
+        pthread_mutex_unlock(&sw->locks[w]);
+    pthread_mutex_lock(&sw->locks[sw->worker]);
 }

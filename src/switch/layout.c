@@ -96,8 +96,13 @@ int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
     z->setups_bytes = c.off - at;
     z->setup = sizeof *sus + su_extra;
     at = c.off;
-    uint8_t *scratch = take(&c, sw_round(o->payload), SW_ALIGN);
-    uint32_t *group = take(&c, 2 * sizeof(uint32_t) * o->ports, 8);
+    uint32_t nw = o->threads > 1 ? o->threads : 1;
+    uint8_t *scratch = take(&c, sw_round(o->payload) * nw, SW_ALIGN);
+    uint32_t *group = take(&c, 2 * sizeof(uint32_t) * o->ports * nw, 8);
+    /* the workers but the first (the switch itself): views, locks */
+    struct acis_sw *views = take(&c, sizeof *views * (nw - 1), _Alignof(struct acis_sw));
+    struct acis_sw **vp = take(&c, sizeof *vp * nw, 8);
+    pthread_mutex_t *locks = take(&c, sizeof *locks * nw, _Alignof(pthread_mutex_t));
     z->other = c.off - at + sizeof(struct acis_sw);
 
     /* the pool: every row's slots, their bookkeeping and buffers, and the
@@ -148,6 +153,16 @@ int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
     for (uint32_t h = 0; h < z->hold; h++)
         hold[h].buf = hbufs + (size_t)h * sw_round(o->payload);
     sw->pool = (struct sw_pool){ .slots = slots, .hold = hold, .nhold = z->hold };
+    sw->nworkers = nw;
+    sw->views = vp;
+    sw->locks = locks;
+    vp[0] = sw;
+    for (uint32_t w = 1; w < nw; w++) {
+        vp[w] = &views[w - 1];
+        vp[w]->scratch = scratch + sw_round(o->payload) * w;
+        vp[w]->group = group + 2 * (size_t)o->ports * w;
+        vp[w]->group2 = vp[w]->group + o->ports;
+    }
     return 0;
 }
 

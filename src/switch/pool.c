@@ -1,7 +1,7 @@
 /* pool.c -- the aggregation pool: each table row owns a fixed window of
  * slots (two uses each, with their buffers and bitmaps), and the rows
  * share a few hold buffers for floating-point pieces that arrive before
- * their turn.  All of it was carved when the switch was created
+ * their turn (with workers, a worker's rows an equal share of them).  All of it was carved when the switch was created
  * (layout.c); nothing here allocates.  A full hold is not an error: the
  * piece is not taken, its sender hears PENDING and sends it again. */
 #include "config.h"
@@ -34,6 +34,7 @@ void sw_use_reset(struct acis_sw *sw, struct sw_use *u)
 /* Row `row` gets its window of the pool, every use reset. */
 void sw_pool_bind(struct acis_sw *sw, struct sw_ct *ct, uint32_t row)
 {
+    ct->worker = (uint8_t)(row % sw->nworkers);
     ct->slots = &sw->pool.slots[(size_t)row * sw->window];
     for (uint32_t i = 0; i < sw->window; i++) {
         ct->slots[i].cur = 0;
@@ -65,10 +66,19 @@ static uint32_t tag_of(const struct acis_sw *sw, const struct sw_use *u)
     return (uint32_t)(2 * slot + k + 1);
 }
 
+/* The hold buffers of the worker whose row tag's use is in: [*lo, *hi). */
+static void share(const struct acis_sw *sw, uint32_t tag, uint32_t *lo, uint32_t *hi)
+{
+    uint32_t w = (tag - 1) / 2 / sw->window % sw->nworkers, n = sw->nworkers;
+    *lo = (uint32_t)((uint64_t)sw->pool.nhold * w / n);
+    *hi = (uint32_t)((uint64_t)sw->pool.nhold * (w + 1) / n);
+}
+
 struct sw_hold *sw_hold_find(struct acis_sw *sw, const struct sw_use *u, uint32_t key)
 {
-    uint32_t tag = tag_of(sw, u);
-    for (uint32_t i = 0; u->held && i < sw->pool.nhold; i++)
+    uint32_t tag = tag_of(sw, u), lo, hi;
+    share(sw, tag, &lo, &hi);
+    for (uint32_t i = lo; u->held && i < hi; i++)
         if (sw->pool.hold[i].use == tag && sw->pool.hold[i].key == key)
             return &sw->pool.hold[i];
     return NULL;
@@ -76,15 +86,15 @@ struct sw_hold *sw_hold_find(struct acis_sw *sw, const struct sw_use *u, uint32_
 
 uint8_t *sw_hold_take(struct acis_sw *sw, struct sw_use *u, uint32_t key)
 {
-    if (sw->pool.held == sw->pool.nhold)
-        return NULL;
-    for (uint32_t i = 0; i < sw->pool.nhold; i++) {
+    uint32_t tag = tag_of(sw, u), lo, hi;
+    share(sw, tag, &lo, &hi);
+    for (uint32_t i = lo; i < hi; i++) {
         struct sw_hold *h = &sw->pool.hold[i];
         if (h->use)
             continue;
-        h->use = tag_of(sw, u);
+        h->use = tag;
         h->key = key;
-        SWC(sw, held) = ++sw->pool.held;
+        SWC(sw, held)++;             /* per view: the sum is the switch's */
         u->held++;
         return h->buf;
     }
@@ -94,14 +104,15 @@ uint8_t *sw_hold_take(struct acis_sw *sw, struct sw_use *u, uint32_t key)
 void sw_hold_give(struct acis_sw *sw, struct sw_use *u, struct sw_hold *h)
 {
     h->use = 0;
-    SWC(sw, held) = --sw->pool.held;
+    SWC(sw, held)--;
     u->held--;
 }
 
 void sw_hold_drop(struct acis_sw *sw, struct sw_use *u)
 {
-    uint32_t tag = tag_of(sw, u);
-    for (uint32_t i = 0; u->held && i < sw->pool.nhold; i++)
+    uint32_t tag = tag_of(sw, u), lo, hi;
+    share(sw, tag, &lo, &hi);
+    for (uint32_t i = lo; u->held && i < hi; i++)
         if (sw->pool.hold[i].use == tag)
             sw_hold_give(sw, u, &sw->pool.hold[i]);
 }

@@ -144,7 +144,8 @@ static SW_ALWAYS_INLINE void quick(struct acis_sw *sw, uint32_t port, const void
     const struct sw_port *p = &sw->ports[port];
     struct sw_ct *ct = sw_ct_lookup(sw, acis_get32(pkt + 24));
     uint32_t slot = acis_get16(pkt + 10);
-    if (!p->in_use || p->link || !ct || ct->job != p->job || slot >= ct->window)
+    if (!p->in_use || p->link || !ct || ct->job != p->job || slot >= ct->window ||
+        ct->worker != sw->worker)         /* another worker's row: input.c pauses it */
         goto full;
     struct sw_slot *s = &ct->slots[slot];
     struct sw_use *u = &s->u[s->cur], *prev = &s->u[s->cur ^ 1];

@@ -12,6 +12,7 @@
 #ifndef ACIS_SW_H
 #define ACIS_SW_H
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -195,6 +196,9 @@ struct sw_ct {
     uint8_t levels;          /* switches from here down to the hosts, this
                                 one included (the timing model), < 256 */
     uint16_t gen;            /* bumped on reuse, part of the context id */
+    uint8_t worker;          /* the worker that serves its packets (row
+                                modulo the workers, < ACIS_SW_MAX_THREADS;
+                                0 with one) */
     uint32_t job;
     uint32_t size;           /* members of the communicator, fabric-wide */
     uint32_t nchild;         /* ports set in ports */
@@ -212,8 +216,9 @@ struct sw_ct {
 /* The pool: every row's slots and the hold buffers. */
 struct sw_pool {
     struct sw_slot *slots;   /* tables x window */
-    struct sw_hold *hold;    /* nhold */
-    uint32_t nhold, held;    /* hold buffers, of them in use */
+    struct sw_hold *hold;    /* nhold: worker w's rows use the w-th of
+                                as many equal shares as there are workers */
+    uint32_t nhold;
 };
 
 /* reduce.c, reduce_avx2.c, reduce_avx512.c: kernels, inout op= in for n
@@ -264,7 +269,19 @@ struct acis_sw {
                                 from the parent since (0: heard since) */
     uint32_t nlinks;         /* link ports given out */
     uint64_t last_tick;
-    uint64_t c[ACIS_SWC_COUNT];
+    /* Workers (o.threads, acis-switchd --threads): each serves the rows
+     * it owns (sw_ct.worker) through its own view of the switch -- a
+     * struct acis_sw sharing every table and the pool, with its own
+     * counters, scratch, port lists, transport and share of the hold
+     * buffers.  A worker holds its lock while it handles packets
+     * (acis_sw_enter); the control plane, and a data packet that reached
+     * a worker not its row's, run with every lock held (input.c), on
+     * view 0 and on the row's worker's view.  One worker: no lock. */
+    uint32_t worker;         /* this view's */
+    uint32_t nworkers;
+    struct acis_sw **views;  /* nworkers; views[0] is the switch itself */
+    pthread_mutex_t *locks;  /* nworkers */
+    uint64_t c[ACIS_SWC_COUNT];   /* this view's; acis_sw_counters sums them */
 };
 
 /* What every switch (cgr.c, shmsw.c) asks of a collective kind. */
@@ -302,6 +319,18 @@ static inline int sw_is_hello(const uint8_t *pkt, size_t len)
 }
 
 #define SWC(sw, name) ((sw)->c[ACIS_SWC_##name])
+
+/* The switch's counters: every worker's summed (gauges are view 0's
+ * alone but held, whose share of a worker the control plane may give
+ * back on view 0: the sum wraps right). */
+static inline void sw_counters(const struct acis_sw *sw, uint64_t *out)
+{
+    for (int i = 0; i < ACIS_SWC_COUNT; i++)
+        out[i] = sw->views[0]->c[i];
+    for (uint32_t w = 1; w < sw->nworkers; w++)
+        for (int i = 0; i < ACIS_SWC_COUNT; i++)
+            out[i] += sw->views[w]->c[i];
+}
 
 /* addrmap.c: source address -> host port, for the UDP switch's one
  * socket.  addr[port] is where port's host is (len 0: no port). */

@@ -49,6 +49,10 @@ struct acis_sw_opts {
                                 HELLO); 0: none, a switch at the edge */
     uint32_t jobs;           /* jobs tracked (here and below); 0: the
                                 ports, at least 256 */
+    uint32_t threads;        /* workers, each serving the rows r with r
+                                modulo threads its number (acis_sw_worker);
+                                0 or 1: one.  At most ACIS_SW_MAX_THREADS,
+                                and only on a switch with no links */
     /* The timing model (counter model_ns): what a link takes (latency,
        and bandwidth in Mb/s; 0: no serialization) and a switch adds per
        hop.  Defaults from seed 000, tables 3.2 and 5.2. */
@@ -104,6 +108,24 @@ void acis_sw_destroy(struct acis_sw *sw);
  * service address; peer is then the sender, for port_open/reply). */
 void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
                    const uint8_t *pkt, size_t len);
+
+/* A switch built with o.threads = N > 1 has N workers.  Worker w's
+ * handle (w = 0 is sw itself) takes packets like sw, from one thread at a
+ * time, between acis_sw_enter and acis_sw_leave (a batch of packets, or
+ * one); its sends go through its own io (acis_sw_worker_io, before any
+ * packet; default sw's).  Each worker serves the rows r with
+ * r % N == w; a packet of another worker's row, and every control packet,
+ * is handled with every worker paused (counter crossed for the first),
+ * so any packet may go to any worker: steering by row only saves the
+ * pause.  acis_sw_counters sums the workers'.  With one worker, enter and
+ * leave do nothing.  acis_sw_row_worker: the worker of row ctx's row. */
+#define ACIS_SW_MAX_THREADS 64
+struct acis_sw *acis_sw_worker(struct acis_sw *sw, uint32_t w);
+void acis_sw_worker_io(struct acis_sw *worker, const struct acis_sw_io *io);
+uint32_t acis_sw_workers(const struct acis_sw *sw);
+uint32_t acis_sw_row_worker(const struct acis_sw *sw, uint32_t ctx);
+void acis_sw_enter(struct acis_sw *worker);
+void acis_sw_leave(struct acis_sw *worker);
 
 /* This switch has a parent, on ACIS_PORT_UPLINK: rows come from it and
  * segments complete there.  Its boot id becomes the parent's (a fabric

@@ -193,6 +193,27 @@ size_t sim_control(uint8_t *buf, unsigned kind, uint64_t key, uint32_t src, uint
     return ACIS_HDR_LEN + len;
 }
 
+size_t sim_piece(uint8_t *buf, const struct sim *s, const struct sim_comm *c, int m, uint32_t i,
+                 const int32_t *data, uint32_t n)
+{
+    const struct sim_host *h = &s->hosts[c->host[m]];
+    uint32_t len = 4 * n;
+    struct acis_hdr hd = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(n ? ACIS_K_ALLREDUCE : ACIS_K_BARRIER, ACIS_ALG_FLAT),
+        .op = n ? ACIS_OP_SUM : ACIS_OP_NONE, .dtype = n ? ACIS_DT_I32 : ACIS_DT_NONE,
+        .flags = (uint16_t)(i / c->window % 2 ? ACIS_F_ROUND : 0),
+        .slot = (uint16_t)(i % c->window), .payload_len = len, .job_key = h->job_key,
+        .ctx = c->ctx, .seq = i + 1, .src = h->rank, .total_len = len, .rx_len = len,
+        .member = (uint32_t)m,
+    };
+    acis_hdr_encode(&hd, buf);
+    if (len)
+        memcpy(buf + ACIS_HDR_LEN, data, len);
+    acis_hdr_seal(buf, data, len);
+    return ACIS_HDR_LEN + len;
+}
+
 int sim_pop(struct sim *s, int h, struct sim_pkt *p)
 {
     struct sim_host *x = &s->hosts[h];
@@ -251,7 +272,7 @@ int sim_join_at(struct sim *s, uint32_t sw, uint64_t key, uint32_t rank, uint32_
     if (s->fab)
         acis_fabric_service(s->fab, sw, &id, buf, sizeof buf);
     else
-        acis_sw_input(s->sw, ACIS_PORT_SERVICE, &id, buf, sizeof buf);
+        sim_input(s->sw, ACIS_PORT_SERVICE, &id, buf, sizeof buf);
     struct acis_hdr hd;
     uint8_t w[ACIS_WELCOME_LEN];
     if (h->port != 0xffffffffu && pop_control(s, id, ACIS_K_WELCOME, &hd, w, sizeof w) &&
@@ -289,7 +310,7 @@ void sim_send_raw(struct sim *s, int h, const void *pkt, size_t len)
     if (s->fab)
         acis_fabric_input(s->fab, s->hosts[h].port, peer, pkt, len);
     else
-        acis_sw_input(s->sw, s->hosts[h].port, peer, pkt, len);
+        sim_input(s->sw, s->hosts[h].port, peer, pkt, len);
 }
 
 /* A data packet from a host, lost or doubled on the way up as set. */

@@ -91,6 +91,16 @@ void sim_leave(struct sim *s, int h);
 uint32_t sim_ct_create(struct sim *s, struct sim_comm *c, uint32_t req);
 uint32_t sim_ct_free(struct sim *s, struct sim_comm *c);
 
+/* A packet into switch sw (its worker 0, as a transport would: between
+ * acis_sw_enter and acis_sw_leave). */
+static inline void sim_input(struct acis_sw *sw, uint32_t port, const void *peer,
+                             const uint8_t *pkt, size_t len)
+{
+    acis_sw_enter(sw);
+    acis_sw_input(sw, port, peer, pkt, len);
+    acis_sw_leave(sw);
+}
+
 /* Raw datagram from host h (on its port) into the switch. */
 void sim_send_raw(struct sim *s, int h, const void *pkt, size_t len);
 
@@ -130,6 +140,15 @@ int sim_collective(struct sim *s, struct sim_comm *c, unsigned kind, unsigned op
 /* Read the switch counters into s->c (of a fabric: summed over its
  * switches). */
 void sim_counters(struct sim *s);
+
+/* Member m's packet of a one-segment collective on c, built as its host
+ * would: an allreduce (int32 sum) of the n elements at data, or (n 0) a
+ * barrier; the c's i-th since its row was made (sequence i + 1, slot
+ * i % window, the round bit of the slot's use).  Sealed into buf
+ * (ACIS_HDR_LEN + 4 n bytes); its length.  Tests and bench/swpps feed
+ * such packets to a switch straight, without sim_run's hosts. */
+size_t sim_piece(uint8_t *buf, const struct sim *s, const struct sim_comm *c, int m, uint32_t i,
+                 const int32_t *data, uint32_t n);
 
 /* Build a control packet header (sealed) with payload into buf. */
 size_t sim_control(uint8_t *buf, unsigned kind, uint64_t key, uint32_t src, uint32_t ctx,
