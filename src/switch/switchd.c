@@ -6,7 +6,7 @@
  *                     [--uplink HOST:PORT | --fabric TOPOLOGY] [--ports N]
  *                     [--tables N] [--slots N] [--pool BYTES] [--payload BYTES]
  *                     [--hold N] [--setups N] [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]
- *                     [--spin] [--verbose]
+ *                     [--threads N] [--spin] [--verbose]
  * Prints "acis-switchd: listening on HOST:PORT" once bound (port 0 picks
  * one) and linked, or "acis-switchd: listening on verbs LID/QPN (DEV:PORT)"
  * on an RDMA queue pair.  SIGINT/SIGTERM stop it; --verbose then prints
@@ -38,7 +38,7 @@ static void usage(FILE *out)
           "                    [--ports N] [--tables N] [--slots N] [--pool BYTES]\n"
           "                    [--payload BYTES] [--hold N] [--setups N]\n"
           "                    [--job-rows N] [--job-ports N] [--fault-KIND RATE ...]\n"
-          "                    [--spin] [--verbose]\n"
+          "                    [--threads N] [--spin] [--verbose]\n"
           "  --listen    service address (default 127.0.0.1:0: loopback, any free port)\n"
           "  --uplink    join the switch at HOST:PORT as its child in a fabric: segments\n"
           "              are combined here and sent up, rows come from the top; give\n"
@@ -74,6 +74,10 @@ static void usage(FILE *out)
           "  --job-ports host ports one job may hold (default all)\n"
           "  --fault-drop, -dup, -reorder, -delay, -corrupt RATE (0.01 or 1%),\n"
           "  --fault-delay-us US, --fault-seed N: inject faults into what it sends (UDP)\n"
+          "  --threads   workers, each with its own socket on the service port and the\n"
+          "              table rows r with r modulo N its number; the kernel steers each\n"
+          "              datagram to its row's worker (default 1; UDP, without --uplink,\n"
+          "              --links or --fault-*)\n"
           "  --spin      poll without sleeping while traffic flows\n"
           "  --verbose   log joins and table rows; print counters at exit\n", out);
 }
@@ -249,6 +253,15 @@ int main(int argc, char **argv)
             uplink = argv[++i];
         } else if (strcmp(a, "--fabric") == 0 && i + 1 < argc) {
             fabric = argv[++i];
+        } else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || n < 1 || n > ACIS_SW_MAX_THREADS) {
+                fprintf(stderr, "acis-switchd: --threads takes an integer in 1..%d, not '%s'\n",
+                        ACIS_SW_MAX_THREADS, argv[i]);
+                return 2;
+            }
+            o.threads = (uint32_t)n;
         } else if (strncmp(a, "--", 2) == 0 && i + 1 < argc) {
             if (acis_sw_opt_set(&o, a + 2, argv[++i], err, sizeof err) != 0) {
                 fprintf(stderr, "acis-switchd: %s\n", err);
@@ -262,6 +275,11 @@ int main(int argc, char **argv)
     }
     if ((verbs != NULL) + (uplink != NULL) + (fabric != NULL) > 1) {
         fprintf(stderr, "acis-switchd: --verbs, --uplink and --fabric exclude each other\n");
+        return 2;
+    }
+    if (o.threads > 1 && (verbs || uplink || fabric)) {
+        fprintf(stderr, "acis-switchd: --threads serves UDP alone: not with --%s\n",
+                verbs ? "verbs" : uplink ? "uplink" : "fabric");
         return 2;
     }
     struct sigaction sa = { .sa_handler = on_signal };

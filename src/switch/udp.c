@@ -6,10 +6,19 @@
  * a multicast is one sendmmsg, a message per member sharing one iovec.
  * The loop spins while traffic flows if asked to, else sleeps in
  * epoll_wait; an eventfd wakes it to stop.  Runs in acis-switchd or in a
- * thread of an MPI job (the embedded switch). */
+ * thread of an MPI job (the embedded switch).
+ *
+ * With workers (acis-switchd --threads N) each worker has a lane: its own
+ * socket of an SO_REUSEPORT group on the service address, its batches and
+ * a thread (lane 0 is the caller of acis_udpsw_run).  A classic BPF
+ * program steers each datagram to the lane of its row's worker by the
+ * context id in its header, so a row's packets meet on one worker; any
+ * other (control, or a forged context) is still served right, by the core
+ * pausing every worker (acis_sw_input). */
 #include "config.h"
 
 #include <errno.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,21 +42,31 @@
 #define TAG_SERVICE 0xfffffffeu
 #define TAG_STOP 0xfffffffdu
 
+/* A worker's way in and out: its socket, batches and thread. */
+struct udp_lane {
+    struct acis_udpsw *u;
+    struct acis_sw *core;         /* its worker */
+    int fd;                       /* lane 0: the service socket */
+    uint8_t *bufs;                /* receive batch */
+    struct mmsghdr msgs[BATCH];
+    struct iovec iov[BATCH];
+    struct sw_peer peers[BATCH];
+    struct mmsghdr out[BATCH];    /* send batch */
+    pthread_t thread;             /* lanes 1..: theirs */
+};
+
 struct acis_udpsw {
     struct acis_sw *core;
     struct acis_sw_opts o;
+    struct udp_lane *lanes;       /* nlanes: one per worker */
+    uint32_t nlanes;
+    atomic_int lanes_stop;        /* lanes 1.. stop */
     int svc, epfd, stopfd, wakefd;
     struct sockaddr_storage svc_addr;
     socklen_t svc_len;
     char address[80];
     struct sw_addrmap map;        /* host ports by address */
     struct sw_peer parent;        /* the parent switch in a fabric (len 0: none) */
-    /* receive batch */
-    uint8_t *bufs;
-    struct mmsghdr msgs[BATCH];
-    struct iovec iov[BATCH];
-    struct sw_peer peers[BATCH];
-    struct mmsghdr out[BATCH];    /* send batch */
     /* embedded mode */
     pthread_t thread;
     int running, spin;
@@ -71,9 +90,9 @@ static size_t rx_stride(const struct acis_udpsw *u)
     return sw_round(SW_ALIGN + pkt_max(u));
 }
 
-static uint8_t *rx_buf(const struct acis_udpsw *u, int i)
+static uint8_t *rx_buf(const struct udp_lane *l, int i)
 {
-    return u->bufs + (size_t)i * rx_stride(u) + (SW_ALIGN - ACIS_HDR_LEN % SW_ALIGN);
+    return l->bufs + (size_t)i * rx_stride(l->u) + (SW_ALIGN - ACIS_HDR_LEN % SW_ALIGN);
 }
 
 static int epoll_add(int epfd, int fd, uint32_t tag)
@@ -86,21 +105,22 @@ static int epoll_add(int epfd, int fd, uint32_t tag)
 
 static int port_open(void *ctx, uint32_t port, const void *vpeer)
 {
-    struct acis_udpsw *u = ctx;
-    return sw_addrmap_add(&u->map, port, vpeer);
+    struct udp_lane *l = ctx;
+    return sw_addrmap_add(&l->u->map, port, vpeer);
 }
 
 static void port_close(void *ctx, uint32_t port)
 {
-    struct acis_udpsw *u = ctx;
-    sw_addrmap_del(&u->map, port);
+    struct udp_lane *l = ctx;
+    sw_addrmap_del(&l->u->map, port);
 }
 
 /* One datagram (iov) to each of ports[0..n), in sendmmsg batches.  A
  * message the kernel refuses (buffer full) is dropped, as UDP would. */
-static void send_batch(struct acis_udpsw *u, const uint32_t *ports, uint32_t n,
+static void send_batch(struct udp_lane *l, const uint32_t *ports, uint32_t n,
                        const struct iovec *iov, int iovcnt)
 {
+    struct acis_udpsw *u = l->u;
     uint32_t done = 0;
     while (done < n) {
         unsigned k = 0;
@@ -108,7 +128,7 @@ static void send_batch(struct acis_udpsw *u, const uint32_t *ports, uint32_t n,
             uint32_t port = ports[done + k];
             const struct sw_peer *p = port == ACIS_PORT_UPLINK ? &u->parent
                                       : port < u->o.ports ? &u->map.addr[port] : NULL;
-            struct msghdr *m = &u->out[k].msg_hdr;
+            struct msghdr *m = &l->out[k].msg_hdr;
             memset(m, 0, sizeof *m);
             if (!p || !p->len)
                 break;
@@ -121,7 +141,7 @@ static void send_batch(struct acis_udpsw *u, const uint32_t *ports, uint32_t n,
             done++;                                /* no such port */
             continue;
         }
-        int r = sendmmsg(u->svc, u->out, k, 0);
+        int r = sendmmsg(l->fd, l->out, k, 0);
         if (r < 0 && errno == EINTR)
             continue;
         done += r > 0 ? (uint32_t)r : 1;           /* skip the one refused */
@@ -139,9 +159,10 @@ static void fault_sink(void *ctx, uint32_t port, const void *buf, size_t len)
 static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
                        const struct iovec *iov, int iovcnt)
 {
-    struct acis_udpsw *u = ctx;
-    if (!u->fault.active) {
-        send_batch(u, ports, n, iov, iovcnt);
+    struct udp_lane *l = ctx;
+    struct acis_udpsw *u = l->u;
+    if (!u->fault.active) {                    /* with workers, never active */
+        send_batch(l, ports, n, iov, iovcnt);
         return;
     }
     uint8_t flat[ACIS_FAULT_MAX_PACKET];
@@ -152,7 +173,7 @@ static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
     }
     uint64_t now = acis_now_ns();
     for (uint32_t i = 0; i < n; i++)
-        acis_fault_send(&u->fault, fault_sink, u, ports[i], flat, len, now);
+        acis_fault_send(&u->fault, fault_sink, l, ports[i], flat, len, now);
 }
 
 /* Housekeeping: packets the fault injector holds back. */
@@ -160,17 +181,66 @@ static void tick(struct acis_udpsw *u)
 {
     uint64_t now = acis_now_ns();
     if (u->fault.nheld)
-        acis_fault_flush(&u->fault, fault_sink, u, now);
+        acis_fault_flush(&u->fault, fault_sink, &u->lanes[0], now);
     acis_sw_tick(u->core, now);
 }
 
 static void reply(void *ctx, const void *vpeer, const struct iovec *iov, int iovcnt)
 {
-    struct acis_udpsw *u = ctx;
+    struct udp_lane *l = ctx;
     const struct sw_peer *p = vpeer;
     struct msghdr m = { .msg_name = (void *)&p->a, .msg_namelen = p->len,
                         .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
-    sendmsg(u->svc, &m, 0);
+    sendmsg(l->fd, &m, 0);
+}
+
+/* Steer each datagram to lane (row - 1) % n of the context id in its
+ * header (bytes 24-25, little-endian), as acis_sw_row_worker says; the
+ * program sees the UDP payload from byte 0.  A datagram too short to
+ * read goes to lane 0. */
+static int steer(int fd, uint32_t n)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 24),
+        BPF_STMT(BPF_MISC | BPF_TAX, 0),
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 25),
+        BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 8),
+        BPF_STMT(BPF_ALU | BPF_OR | BPF_X, 0),
+        BPF_STMT(BPF_ALU | BPF_SUB | BPF_K, 1),
+        BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xffff),
+        BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, n),
+        BPF_STMT(BPF_RET | BPF_A, 0),
+    };
+    struct sock_fprog prog = { sizeof code / sizeof code[0], code };
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog);
+}
+
+/* Lane i's socket, bound to the service address (i 0: port 0 picks
+ * one) in the SO_REUSEPORT group when there are lanes; its buffers. */
+static int lane_open(struct acis_udpsw *u, uint32_t i, const char *listen, int *rcv, char *err,
+                     size_t errlen)
+{
+    struct udp_lane *l = &u->lanes[i];
+    int one = 1;
+    l->u = u;
+    l->fd = socket(u->svc_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    l->bufs = sw_alloc(BATCH * rx_stride(u));
+    if (!l->bufs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int k = 0; k < BATCH; k++) {
+        l->iov[k].iov_base = rx_buf(l, k);
+        l->iov[k].iov_len = pkt_max(u);
+    }
+    if (l->fd < 0 ||
+        (u->nlanes > 1 && setsockopt(l->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
+        bind(l->fd, (struct sockaddr *)&u->svc_addr, u->svc_len) != 0) {
+        snprintf(err, errlen, "cannot bind %s: %s", listen, strerror(errno));
+        return -1;
+    }
+    *rcv = acis_sock_buffers(l->fd, SOCKBUF);
+    return 0;
 }
 
 struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_opts *o,
@@ -184,22 +254,36 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     u->o = *o;
     u->svc = u->epfd = u->stopfd = u->wakefd = -1;
     u->home = SW_NONE;
+    u->nlanes = o->threads > 1 ? o->threads : 1;
     pthread_mutex_init(&u->core_lock, NULL);
     acis_fault_init(&u->fault, &o->faults, o->fault_seed);
-    u->bufs = sw_alloc(BATCH * rx_stride(u));
-    if (!u->bufs || sw_addrmap_init(&u->map, o->ports) != 0) {
+    u->lanes = calloc(u->nlanes, sizeof *u->lanes);
+    if (!u->lanes || sw_addrmap_init(&u->map, o->ports) != 0) {
         snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < u->nlanes; i++)
+        u->lanes[i].fd = -1;
+    if (u->nlanes > 1 && (u->fault.active || u->nlanes > ACIS_SW_MAX_THREADS)) {
+        snprintf(err, errlen, u->fault.active ? "--threads takes no --fault-* options"
+                                              : "--threads takes 1..%d", ACIS_SW_MAX_THREADS);
         goto fail;
     }
     if (acis_addr_parse(listen, &u->svc_addr, &u->svc_len, err, errlen) != 0)
         goto fail;
-    u->svc = socket(u->svc_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (u->svc < 0 || bind(u->svc, (struct sockaddr *)&u->svc_addr, u->svc_len) != 0) {
-        snprintf(err, errlen, "cannot bind %s: %s", listen, strerror(errno));
+    int rcv;
+    if (lane_open(u, 0, listen, &rcv, err, errlen) != 0)
+        goto fail;
+    u->svc = u->lanes[0].fd;
+    getsockname(u->svc, (struct sockaddr *)&u->svc_addr, &u->svc_len);
+    for (uint32_t i = 1; i < u->nlanes; i++)      /* on the port the first got */
+        if (lane_open(u, i, listen, &rcv, err, errlen) != 0)
+            goto fail;
+    if (u->nlanes > 1 && steer(u->svc, u->nlanes) != 0) {
+        snprintf(err, errlen, "cannot steer datagrams to %u workers (SO_ATTACH_REUSEPORT_CBPF): "
+                 "%s", u->nlanes, strerror(errno));
         goto fail;
     }
-    int rcv = acis_sock_buffers(u->svc, SOCKBUF);
-    getsockname(u->svc, (struct sockaddr *)&u->svc_addr, &u->svc_len);
     acis_addr_format((struct sockaddr *)&u->svc_addr, u->svc_len, u->address,
                      sizeof u->address);
     u->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -213,13 +297,14 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     struct acis_sw_opts co = *o;
     if (co.credits == 0)        /* what the shared socket's buffer holds */
         co.credits = ACIS_BUF_PACKETS(rcv, o->payload);
-    struct acis_sw_io io = { u, port_open, port_close, send_ports, reply };
+    struct acis_sw_io io = { &u->lanes[0], port_open, port_close, send_ports, reply };
     u->core = acis_sw_create(&co, &io, err, errlen);
     if (!u->core)
         goto fail;
-    for (int i = 0; i < BATCH; i++) {
-        u->iov[i].iov_base = rx_buf(u, i);
-        u->iov[i].iov_len = pkt_max(u);
+    for (uint32_t i = 0; i < u->nlanes; i++) {
+        io.ctx = &u->lanes[i];
+        u->lanes[i].core = acis_sw_worker(u->core, i);
+        acis_sw_worker_io(u->lanes[i].core, &io);
     }
     return u;
 fail:
@@ -233,8 +318,12 @@ void acis_udpsw_destroy(struct acis_udpsw *u)
         return;
     acis_udpsw_stop(u);
     acis_sw_destroy(u->core);
-    if (u->svc >= 0)
-        close(u->svc);
+    for (uint32_t i = 0; u->lanes && i < u->nlanes; i++) {
+        if (u->lanes[i].fd >= 0)
+            close(u->lanes[i].fd);
+        free(u->lanes[i].bufs);
+    }
+    free(u->lanes);
     if (u->epfd >= 0)
         close(u->epfd);
     if (u->stopfd >= 0)
@@ -242,7 +331,6 @@ void acis_udpsw_destroy(struct acis_udpsw *u)
     if (u->wakefd >= 0)
         close(u->wakefd);
     sw_addrmap_free(&u->map);
-    free(u->bufs);
     acis_fault_free(&u->fault);
     pthread_mutex_destroy(&u->core_lock);
     free(u);
@@ -262,6 +350,10 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
                       uint32_t *port, char *err, size_t errlen)
 {
     struct sw_peer to = { .len = sizeof to.a };
+    if (u->nlanes > 1) {
+        snprintf(err, errlen, "a switch with --threads serves alone, not in a fabric");
+        return -1;
+    }
     if (acis_addr_parse(parent, &to.a, &to.len, err, errlen) != 0)
         return -1;
     uint8_t q[ACIS_HDR_LEN + ACIS_HELLO_LEN] = { 0 }, a[ACIS_HDR_LEN + ACIS_MAX_PAYLOAD];
@@ -317,37 +409,40 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
  * is level-triggered, so what is left is read in the next round, after
  * the loop's housekeeping: the kernel queues datagrams in arrival order,
  * so no host's packets wait behind more than a few batches of another's. */
-static int drain(struct acis_udpsw *u)
+static int drain(struct udp_lane *l)
 {
+    struct acis_udpsw *u = l->u;
     int total = 0, n, rounds = 0;
+    acis_sw_enter(l->core);                   /* the address map is the core's too */
     do {
         for (int i = 0; i < BATCH; i++) {
-            struct msghdr *m = &u->msgs[i].msg_hdr;
+            struct msghdr *m = &l->msgs[i].msg_hdr;
             memset(m, 0, sizeof *m);
-            m->msg_iov = &u->iov[i];
+            m->msg_iov = &l->iov[i];
             m->msg_iovlen = 1;
-            m->msg_name = &u->peers[i].a;
-            m->msg_namelen = sizeof u->peers[i].a;
+            m->msg_name = &l->peers[i].a;
+            m->msg_namelen = sizeof l->peers[i].a;
         }
-        n = recvmmsg(u->svc, u->msgs, BATCH, MSG_DONTWAIT, NULL);
+        n = recvmmsg(l->fd, l->msgs, BATCH, MSG_DONTWAIT, NULL);
         for (int i = 0; i < n; i++) {
-            const uint8_t *pkt = u->iov[i].iov_base;
-            size_t len = u->msgs[i].msg_len;
-            u->peers[i].len = u->msgs[i].msg_hdr.msg_namelen;
-            if (u->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
+            const uint8_t *pkt = l->iov[i].iov_base;
+            size_t len = l->msgs[i].msg_len;
+            l->peers[i].len = l->msgs[i].msg_hdr.msg_namelen;
+            if (l->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
                 continue;                 /* larger than any valid packet */
-            uint32_t port = sw_addrmap_find(&u->map, &u->peers[i]);
+            uint32_t port = sw_addrmap_find(&u->map, &l->peers[i]);
             if (port == SW_NONE || sw_is_hello(pkt, len))
                 port = ACIS_PORT_SERVICE;
-            if (sw_peer_same(&u->peers[i], &u->parent))
+            if (sw_peer_same(&l->peers[i], &u->parent))
                 port = ACIS_PORT_UPLINK;
-            acis_sw_input(u->core, port, &u->peers[i], pkt, len);
+            acis_sw_input(l->core, port, &l->peers[i], pkt, len);
             if (len >= ACIS_HDR_LEN && ACIS_OPC_KIND(pkt[5]) >= ACIS_K_HELLO)
                 atomic_store(&u->others, u->home != SW_NONE &&
                                          acis_sw_rows_without(u->core, u->home) > 0);
         }
         total += n > 0 ? n : 0;
     } while (n == BATCH && ++rounds < FAIR_BATCHES);
+    acis_sw_leave(l->core);
     return total;
 }
 
@@ -357,14 +452,49 @@ static int serve(struct acis_udpsw *u, const struct epoll_event *ev, int n)
     int got = 0;
     for (int i = 0; i < n; i++)
         if (ev[i].data.u32 == TAG_SERVICE)
-            got += drain(u);
+            got += drain(&u->lanes[0]);
     return got;
+}
+
+/* Lanes 1..: a worker's loop in its own thread, as acis_udpsw_run's
+ * (no driver, no housekeeping: a switch with workers has neither a parent
+ * nor faults to release). */
+static void *lane_main(void *arg)
+{
+    struct udp_lane *l = arg;
+    uint64_t last = 0;
+    acis_thread_short_slice(100);
+    while (!atomic_load(&l->u->lanes_stop)) {
+        struct pollfd pf = { l->fd, POLLIN, 0 };
+        if (!(l->u->spin && acis_now_ns() - last < SPIN_NS) && poll(&pf, 1, 100) <= 0)
+            continue;
+        if (drain(l) > 0)
+            last = acis_now_ns();
+    }
+    return NULL;
+}
+
+/* Stop and join lanes 1..n-1. */
+static void lanes_join(struct acis_udpsw *u, uint32_t n)
+{
+    atomic_store(&u->lanes_stop, 1);
+    for (uint32_t i = 1; i < n; i++)
+        pthread_join(u->lanes[i].thread, NULL);
 }
 
 int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin)
 {
     struct epoll_event ev[64];
     uint64_t last = acis_now_ns();
+    uint32_t lanes = 1;
+    int rc = 0;
+    u->spin = spin;
+    atomic_store(&u->lanes_stop, 0);
+    for (; lanes < u->nlanes; lanes++)
+        if (pthread_create(&u->lanes[lanes].thread, NULL, lane_main, &u->lanes[lanes]) != 0) {
+            lanes_join(u, lanes);
+            return -1;
+        }
     while (!atomic_load(stop)) {
         uint64_t now = acis_now_ns(), drove = atomic_load(&u->last_drive);
         if (now - drove < HANDOFF_NS) {           /* a driver serves: stay parked */
@@ -381,8 +511,10 @@ int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin)
          * under core_lock; whether it may is set at start). */
         int holds = u->fault.r.reorder || u->fault.r.delay;
         int n = epoll_wait(u->epfd, ev, 64, busy ? 0 : holds ? 1 : 1000);
-        if (n < 0 && errno != EINTR)
-            return -1;
+        if (n < 0 && errno != EINTR) {
+            rc = -1;
+            break;
+        }
         if (now - atomic_load(&u->last_drive) < HANDOFF_NS)
             continue;
         pthread_mutex_lock(&u->core_lock);
@@ -391,7 +523,8 @@ int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin)
         tick(u);
         pthread_mutex_unlock(&u->core_lock);
     }
-    return 0;
+    lanes_join(u, lanes);
+    return rc;
 }
 
 /* A driver reads the one socket straight away: asking epoll first would
@@ -401,7 +534,7 @@ int acis_udpsw_drive(struct acis_udpsw *u)
     atomic_store(&u->last_drive, acis_now_ns());
     if (pthread_mutex_trylock(&u->core_lock) != 0)
         return 0;                                /* the thread is at it */
-    int got = drain(u);
+    int got = drain(&u->lanes[0]);
     tick(u);
     pthread_mutex_unlock(&u->core_lock);
     return got;
