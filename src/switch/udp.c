@@ -243,6 +243,28 @@ static int lane_open(struct acis_udpsw *u, uint32_t i, const char *listen, int *
     return 0;
 }
 
+/* Lanes: the service address's port, taken first by a socket without
+ * SO_REUSEPORT -- the kernel lets an SO_REUSEPORT socket bind where
+ * another of the same user's is bound (port 0 too may pick such a
+ * port), and the lanes would join that group: a second switch on one
+ * address, started as if alone, its datagrams steered to the first's
+ * sockets.  This fails like a switch of one worker (address in use) and
+ * names a port nobody has; the lanes bind it right after (a window
+ * between the two remains). */
+static int claim_port(struct acis_udpsw *u, const char *listen, char *err, size_t errlen)
+{
+    int fd = socket(u->svc_addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&u->svc_addr, u->svc_len) != 0 ||
+        getsockname(fd, (struct sockaddr *)&u->svc_addr, &u->svc_len) != 0) {
+        snprintf(err, errlen, "cannot bind %s: %s", listen, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_opts *o,
                                      char *err, size_t errlen)
 {
@@ -272,6 +294,8 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     if (acis_addr_parse(listen, &u->svc_addr, &u->svc_len, err, errlen) != 0)
         goto fail;
     int rcv;
+    if (u->nlanes > 1 && claim_port(u, listen, err, errlen) != 0)
+        goto fail;
     if (lane_open(u, 0, listen, &rcv, err, errlen) != 0)
         goto fail;
     u->svc = u->lanes[0].fd;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "simhost.h"
+#include "switch/switch.h"
 
 #define P 4                       /* members of each communicator */
 #define ITERS 3000                /* collectives each feeder runs */
@@ -173,6 +174,29 @@ START_TEST(three_workers)
 }
 END_TEST
 
+/* A switch of workers binds its lanes with SO_REUSEPORT: a second switch
+ * of workers given the same address must fail as a switch of one does
+ * (address in use), not join the first's group and sit there, its
+ * datagrams all steered to the first; with port 0 it gets a port no
+ * socket has. */
+START_TEST(port_in_use)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    char why[200];
+    o.threads = 2;
+    struct acis_udpsw *a = acis_udpsw_create("127.0.0.1:0", &o, why, sizeof why);
+    ck_assert_msg(a != NULL, "first switch: %s", why);
+    for (uint32_t t = 1; t <= 2; t++) {
+        o.threads = t;
+        struct acis_udpsw *b = acis_udpsw_create(acis_udpsw_address(a), &o, why, sizeof why);
+        ck_assert_msg(b == NULL, "a switch of %u worker(s) took %s too", t,
+                      acis_udpsw_address(a));
+        ck_assert_msg(strstr(why, "in use") != NULL, "%s", why);
+    }
+    acis_udpsw_destroy(a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("workers");
@@ -180,6 +204,9 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, three_workers);
     suite_add_tcase(su, tc);
+    TCase *tu = tcase_create("udp");
+    tcase_add_test(tu, port_in_use);
+    suite_add_tcase(su, tu);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
