@@ -41,12 +41,24 @@ static int plan(const struct acis_sw_opts *o, uint32_t words, struct acis_sw_siz
     uint64_t slot = 2 * use + sizeof(struct sw_slot) - 2 * sizeof(struct sw_use);
     uint64_t hold = buf + sizeof(struct sw_hold);
     uint64_t most = o->slots / o->tables;
+    /* with workers, each that owns rows gets a share of the hold buffers
+     * (pool.c): at least one each */
+    uint32_t owners = o->threads > 1 ? (o->threads < o->tables ? o->threads : o->tables) : 1;
+    if (o->hold && o->hold < owners) {
+        snprintf(err, errlen, "%u hold buffers leave some of the %u workers that serve rows "
+                 "none: give --hold at least %u", o->hold, owners, owners);
+        return -1;
+    }
     if (o->pool == 0) {                 /* as slots ask */
         z->window = (uint32_t)most;
         z->hold = o->hold ? o->hold : (uint32_t)(most * o->tables / 8 > 4 ? most * o->tables / 8 : 4);
+        if (z->hold < owners)
+            z->hold = owners;
         return 0;
     }
     z->hold = o->hold ? o->hold : (uint32_t)(o->pool / 8 / hold > 4 ? o->pool / 8 / hold : 4);
+    if (z->hold < owners)
+        z->hold = owners;
     uint64_t left = (uint64_t)z->hold * hold < o->pool ? o->pool - (uint64_t)z->hold * hold : 0;
     uint64_t w = left / ((uint64_t)o->tables * slot);
     z->window = (uint32_t)(w < most ? w : most);

@@ -66,10 +66,13 @@ static uint32_t tag_of(const struct acis_sw *sw, const struct sw_use *u)
     return (uint32_t)(2 * slot + k + 1);
 }
 
-/* The hold buffers of the worker whose row tag's use is in: [*lo, *hi). */
+/* The hold buffers of the worker whose row tag's use is in: [*lo, *hi).
+ * Shared among the workers that own rows (fewer than all when there are
+ * more workers than rows), each at least one (layout.c). */
 static void share(const struct acis_sw *sw, uint32_t tag, uint32_t *lo, uint32_t *hi)
 {
-    uint32_t w = (tag - 1) / 2 / sw->window % sw->nworkers, n = sw->nworkers;
+    uint32_t n = sw->nworkers < sw->o.tables ? sw->nworkers : sw->o.tables;
+    uint32_t w = (tag - 1) / 2 / sw->window % sw->nworkers;
     *lo = (uint32_t)((uint64_t)sw->pool.nhold * w / n);
     *hi = (uint32_t)((uint64_t)sw->pool.nhold * (w + 1) / n);
 }

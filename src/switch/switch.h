@@ -34,7 +34,8 @@ struct acis_sw_opts {
                                 slots ask for */
     uint32_t hold;           /* pool buffers for floating-point pieces that
                                 arrive before their turn; 0: an eighth of
-                                the pool (at least 4) */
+                                the pool (at least 4); with workers, at
+                                least one per worker that owns rows */
     uint32_t setups;         /* communicator set-ups in progress at once;
                                 0: 16 */
     uint32_t payload;        /* bytes of data per network packet */

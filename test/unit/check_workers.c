@@ -174,6 +174,78 @@ START_TEST(three_workers)
 }
 END_TEST
 
+/* Member m's piece of a float sum (order-sensitive: folded in member
+ * order, a piece ahead of its turn held) of n elements, collective i. */
+static size_t float_piece(uint8_t *buf, const struct sim *x, const struct sim_comm *c, int m,
+                          uint32_t i, const float *data, uint32_t n)
+{
+    const struct sim_host *h = &x->hosts[c->host[m]];
+    uint32_t len = 4 * n;
+    struct acis_hdr hd = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_ALLREDUCE, ACIS_ALG_FLAT), .op = ACIS_OP_SUM,
+        .dtype = ACIS_DT_F32, .flags = (uint16_t)(i / c->window % 2 ? ACIS_F_ROUND : 0),
+        .slot = (uint16_t)(i % c->window), .payload_len = len, .job_key = h->job_key,
+        .ctx = c->ctx, .seq = i + 1, .src = h->rank, .total_len = len, .rx_len = len,
+        .member = (uint32_t)m,
+    };
+    acis_hdr_encode(&hd, buf);
+    memcpy(buf + ACIS_HDR_LEN, data, len);
+    acis_hdr_seal(buf, data, len);
+    return ACIS_HDR_LEN + len;
+}
+
+/* Hold buffers are shared out among the workers that serve rows: with
+ * --threads 64 and the defaults (63 of them, 32 rows) the first worker
+ * got none, and half went to workers without a row -- a float sum on the
+ * first row could never hold a piece.  Each gets one at least; an
+ * explicit --hold too small for that is refused. */
+START_TEST(hold_for_every_worker)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.threads = 64;
+    struct sim x;
+    memset(&x, 0, sizeof x);
+    ck_assert_int_eq(sim_init(&x, &o), 0);
+    for (int r = 0; r < 2; r++) {
+        uint32_t st;
+        ck_assert_int_eq(sim_join(&x, KEY, (uint32_t)r, 2, &st), r);
+    }
+    struct sim_comm *c = sim_comm_new(2);
+    c->host[0] = 0;
+    c->host[1] = 1;
+    ck_assert_uint_eq(sim_ct_create(&x, c, 1), ACIS_ST_OK);
+    ck_assert_uint_eq(acis_sw_row_worker(x.sw, c->ctx), 0);
+    sim_counters(&x);
+    uint64_t seg = x.c[ACIS_SWC_segments];
+    _Alignas(16) uint8_t pkt[ACIS_HDR_LEN + 16];
+    float d[4] = { 1, 2, 3, 4 };
+    for (int m = 1; m >= 0; m--)                 /* the second first: held */
+        sim_input(x.sw, x.hosts[c->host[m]].port, NULL, pkt,
+                  float_piece(pkt, &x, c, m, 0, d, 4));
+    sim_counters(&x);
+    ck_assert_uint_eq(x.c[ACIS_SWC_hold_full], 0);
+    ck_assert_uint_eq(x.c[ACIS_SWC_segments], seg + 1);
+    ck_assert_uint_eq(x.c[ACIS_SWC_held], 0);
+    sim_comm_free(c);
+    sim_fini(&x);
+
+    o = (struct acis_sw_opts)ACIS_SW_DEFAULT_OPTS;
+    o.threads = 4;
+    o.tables = 8;
+    o.hold = 2;
+    char err[200];
+    struct acis_sw_io io = { 0 };
+    struct acis_sw *sw = acis_sw_create(&o, &io, err, sizeof err);
+    ck_assert_msg(sw == NULL, "4 workers with 2 hold buffers");
+    ck_assert_msg(strstr(err, "--hold") != NULL, "%s", err);
+    o.hold = 4;
+    sw = acis_sw_create(&o, &io, err, sizeof err);
+    ck_assert_msg(sw != NULL, "%s", err);
+    acis_sw_destroy(sw);
+}
+END_TEST
+
 /* A switch of workers binds its lanes with SO_REUSEPORT: a second switch
  * of workers given the same address must fail as a switch of one does
  * (address in use), not join the first's group and sit there, its
@@ -203,6 +275,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, three_workers);
+    tcase_add_test(tc, hold_for_every_worker);
     suite_add_tcase(su, tc);
     TCase *tu = tcase_create("udp");
     tcase_add_test(tu, port_in_use);
