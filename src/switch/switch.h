@@ -268,7 +268,10 @@ int acis_udpsw_uplink(struct acis_udpsw *u, const char *parent, int timeout_ms,
                       uint32_t *port, char *err, size_t errlen);
 
 /* Serve until *stop becomes nonzero.  spin: poll without sleeping while
- * traffic flows (1) or sleep in epoll whenever idle (0). */
+ * traffic flows (1) or sleep in epoll whenever idle (0).  A switch made
+ * with o.threads = N > 1 (no uplink, no faults) has a socket per worker
+ * in an SO_REUSEPORT group on the service address; this serves worker
+ * 0's and runs the others in threads of their own until it returns. */
 int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin);
 
 /* Embedded switch: serve in a thread of this process.  A thread of the
