@@ -49,14 +49,25 @@ static int embed_listen(int local_ranks, char *out, size_t outlen, char *why, si
     return 0;
 }
 
-/* Spin while every spinning thread on this node has a core. */
-static int decide_spin(int local_ranks, int embedded_here)
+/* A rank waits spinning while every rank on this node has a core. */
+static int decide_spin(int local_ranks)
 {
     long long w = ACIS_CV(OFFLOAD_WAIT);
     if (w != ACIS_WAIT_AUTO)
         return w == ACIS_WAIT_SPIN;
-    (void)embedded_here;             /* a driven switch thread stays parked */
     return local_ranks <= acis_cores();
+}
+
+/* The embedded switch's thread spins after traffic only with a core of
+ * its own: when the ranks fill the node's cores it sleeps in the kernel
+ * between packets, so it never takes a computing rank's core (rank 0's
+ * waits drive the switch themselves, the thread parked meanwhile). */
+static int decide_switch_spin(int local_ranks)
+{
+    long long w = ACIS_CV(OFFLOAD_WAIT);
+    if (w != ACIS_WAIT_AUTO)
+        return w == ACIS_WAIT_SPIN;
+    return local_ranks < acis_cores();
 }
 
 /* Fault injection from the FAULT CVARs (tests), for this process's
@@ -133,12 +144,15 @@ static int start_udp_switch(int local, char *addr, char *why, size_t whylen)
         o.faults = fault_rates();
         o.fault_seed = (uint64_t)ACIS_CV(OFFLOAD_FAULT_SEED) * 7919 + 104729;
         char listen[ADDR_LEN];
+        int spin = decide_switch_spin(local);
         if (embed_listen(local, listen, sizeof listen, why, whylen) == 0 &&
-            acis_dev_embed_start(listen, &o, decide_spin(local, 1), addr, ADDR_LEN, why,
-                                 whylen) == 0)
+            acis_dev_embed_start(listen, &o, spin, addr, ADDR_LEN, why, whylen) == 0) {
             acis_oc.embedded = 1;
-        else
+            acis_log(1, "the embedded switch's thread %s between packets (%d ranks on this "
+                        "node, %d cores)", spin ? "spins" : "sleeps", local, acis_cores());
+        } else {
             failed = 1;
+        }
     }
     PMPI_Bcast(addr, ADDR_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (!addr[0] && !failed)
@@ -235,7 +249,7 @@ int acis_connect(void)
     int peers = chan != ACIS_DEV_SHM;        /* recovery needs peers; shm loses nothing */
     struct sockaddr_storage mine;
     if (addr[0] && !failed) {
-        acis_dev_set_wait(decide_spin(local, acis_oc.embedded || auto_switch),
+        acis_dev_set_wait(decide_spin(local),
                           (int)ACIS_CV(OFFLOAD_SPIN_US), (int)ACIS_CV(OFFLOAD_TIMEOUT_MS));
         /* the peer service thread shares the device */
         acis_dev_set_threaded(peers || acis_oc.thread_level == MPI_THREAD_MULTIPLE);
