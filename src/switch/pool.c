@@ -1,9 +1,10 @@
 /* pool.c -- the aggregation pool: each table row owns a fixed window of
  * slots (two uses each, with their buffers and bitmaps), and the rows
  * share a few hold buffers for floating-point pieces that arrive before
- * their turn (with workers, a worker's rows an equal share of them).  All of it was carved when the switch was created
- * (layout.c); nothing here allocates.  A full hold is not an error: the
- * piece is not taken, its sender hears PENDING and sends it again. */
+ * their turn (with workers, a worker's rows an equal share of them).  All
+ * of it was carved when the switch was created (layout.c); nothing here
+ * allocates.  A full hold is not an error: the piece is not taken, its
+ * sender hears PENDING and sends it again. */
 #include "config.h"
 
 #include <string.h>
