@@ -246,10 +246,35 @@ static void emit_abstained(struct acis_sw *sw, const struct sw_ct *ct, const str
     emit_range(sw, ct, u, slot, ports, n, u->buf, 0, 0, ACIS_F_ERROR | ACIS_F_ABSTAIN);
 }
 
+/* Did every child of ct ask for bytes back? */
+static int all_want(const struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u)
+{
+    uint64_t left = 0;
+    for (uint32_t w = 0; w < sw->words; w++)
+        left |= ct->ports[w] & ~u->want[w];
+    return left == 0;
+}
+
 /* The hull of what was asked back, to those who asked; an
- * acknowledgement to the rest. */
+ * acknowledgement to the rest.  When all of them are answered alike
+ * (a barrier; a reduction every member wants back) the row's children
+ * are listed once and kept (sw.kids) until another row's are, or the row
+ * is built or dropped again (sw_kids_forget). */
 static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uint32_t slot)
 {
+    if (!u->want_any || all_want(sw, ct, u)) {
+        uint32_t row = (uint32_t)(ct - sw->cts);
+        if (sw->kids_row != row) {
+            sw->kids_n = sw_ct_children(sw, ct, sw->kids);
+            sw->kids_row = row;
+        }
+        if (u->want_any)
+            emit_range(sw, ct, u, slot, sw->kids, sw->kids_n, u->buf, u->want_lo,
+                       u->want_hi - u->want_lo, 0);
+        else
+            emit_range(sw, ct, u, slot, sw->kids, sw->kids_n, u->buf, 0, 0, 0);
+        return;
+    }
     uint32_t nw = 0, na = 0;
     for (uint32_t w = 0; w < sw->words; w++) {
         for (uint64_t b = ct->ports[w] & u->want[w]; b; b &= b - 1)

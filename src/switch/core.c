@@ -75,12 +75,13 @@ struct acis_sw *acis_sw_create(const struct acis_sw_opts *o,
             continue;
         struct acis_sw *v = sw->views[w];
         uint8_t *scratch = v->scratch;
-        uint32_t *group = v->group, *group2 = v->group2;
+        uint32_t *group = v->group, *group2 = v->group2, *kids = v->kids;
         *v = *sw;                              /* every table and the pool */
         v->worker = w;
         v->scratch = scratch;
         v->group = group;
         v->group2 = group2;
+        v->kids = kids;
         memset(v->c, 0, sizeof v->c);
     }
     return sw;

@@ -110,7 +110,7 @@ int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
     at = c.off;
     uint32_t nw = o->threads > 1 ? o->threads : 1;
     uint8_t *scratch = take(&c, sw_round(o->payload) * nw, SW_ALIGN);
-    uint32_t *group = take(&c, 2 * sizeof(uint32_t) * o->ports * nw, 8);
+    uint32_t *group = take(&c, 3 * sizeof(uint32_t) * o->ports * nw, 8);
     /* the workers but the first (the switch itself): views, locks */
     struct acis_sw *views = take(&c, sizeof *views * (nw - 1), _Alignof(struct acis_sw));
     struct acis_sw **vp = take(&c, sizeof *vp * nw, 8);
@@ -138,6 +138,8 @@ int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
     sw->scratch = scratch;
     sw->group = group;
     sw->group2 = group + o->ports;
+    sw->kids = group + 2 * (size_t)o->ports;
+    sw->kids_row = SW_NONE;
     sw->words = words;
     sw->window = z->window;
     for (uint32_t j = 0; j < z->jobs; j++) {
@@ -172,8 +174,9 @@ int sw_layout(struct acis_sw *sw, const struct acis_sw_opts *o, void *base,
     for (uint32_t w = 1; w < nw; w++) {
         vp[w] = &views[w - 1];
         vp[w]->scratch = scratch + sw_round(o->payload) * w;
-        vp[w]->group = group + 2 * (size_t)o->ports * w;
+        vp[w]->group = group + 3 * (size_t)o->ports * w;
         vp[w]->group2 = vp[w]->group + o->ports;
+        vp[w]->kids = vp[w]->group + 2 * (size_t)o->ports;
     }
     return 0;
 }

@@ -263,6 +263,11 @@ struct acis_sw {
                                 packet buffer is not aligned, a scan prefix */
     uint32_t *group;         /* o.ports entries: ports answered alike */
     uint32_t *group2;
+    uint32_t *kids;          /* o.ports entries: the children of row
+                                kids_row in port order (kids_n of them),
+                                kept from one segment to the next: every
+                                child is answered alike in most */
+    uint32_t kids_row, kids_n;   /* SW_NONE: none kept */
     uint8_t up;              /* a parent switch is on ACIS_PORT_UPLINK: rows
                                 are installed by it, segments complete there */
     uint64_t asked_ns;       /* when a segment went up with nothing heard
@@ -424,6 +429,14 @@ static inline struct sw_ct *sw_ct_lookup(struct acis_sw *sw, uint32_t ctx)
 }
 
 uint32_t sw_ct_ctx(const struct acis_sw *sw, uint32_t row);
+/* Row `row` is built or dropped: no worker keeps its children listed. */
+static inline void sw_kids_forget(struct acis_sw *sw, uint32_t row)
+{
+    for (uint32_t w = 0; w < sw->nworkers; w++)   /* every worker paused */
+        if (sw->views[w]->kids_row == row)
+            sw->views[w]->kids_row = SW_NONE;
+}
+
 /* The ready row of a set-up (SW_NONE: none). */
 uint32_t sw_ct_of_setup(const struct acis_sw *sw, uint32_t job, uint32_t leader, uint32_t id);
 /* The row's children (ports), in port order, into sw->group; how many. */

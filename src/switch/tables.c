@@ -86,6 +86,7 @@ static int row_build(struct acis_sw *sw, uint32_t r, uint16_t gen, const struct 
 {
     struct sw_ct *ct = &sw->cts[r];
     uint64_t *ports = ct->ports;
+    sw_kids_forget(sw, r);
     memset(ct, 0, sizeof *ct);
     ct->ports = ports;
     memcpy(ports, su->hosts, sw->words * sizeof(uint64_t));
@@ -155,6 +156,7 @@ void sw_ct_free(struct acis_sw *sw, uint32_t row)
     struct sw_ct *ct = &sw->cts[row];
     if (!ct->in_use)
         return;
+    sw_kids_forget(sw, row);
     sw_pool_reset_row(sw, ct);
     SWC(sw, tables_in_use)--;
     SWC(sw, slots_in_use) -= sw->window;
