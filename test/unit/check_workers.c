@@ -10,8 +10,10 @@
 
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "simhost.h"
 #include "switch/switch.h"
@@ -269,6 +271,56 @@ START_TEST(port_in_use)
 }
 END_TEST
 
+/* A packet that fails its wire checks is counted by the worker that got
+ * it, without pausing the others, even when it claims to be control: a
+ * busy worker (its lock held here) does not hold up garbage sent to
+ * another.  (A valid control packet waits for every worker, as it must.) */
+static struct acis_sw *gsw;
+static atomic_int gdone;
+
+static void *garbage(void *arg)
+{
+    (void)arg;
+    static const int peer = 7;
+    struct acis_sw *v = acis_sw_worker(gsw, 1);
+    uint8_t pkt[ACIS_HDR_LEN];
+    size_t len = sim_control(pkt, ACIS_K_STATS_REQ, KEY, 0, 0, 1, NULL, 0);
+    pkt[ACIS_HDR_CHECKSUM] ^= 1;                 /* fails its checksum */
+    acis_sw_enter(v);
+    for (int i = 0; i < 100; i++)
+        acis_sw_input(v, ACIS_PORT_SERVICE, &peer, pkt, len);
+    acis_sw_leave(v);
+    atomic_store(&gdone, 1);
+    return NULL;
+}
+
+START_TEST(garbage_pauses_nobody)
+{
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    o.threads = 2;
+    char err[200];
+    struct acis_sw_io io = { NULL, open_port, close_port, send_ports, reply };
+    gsw = acis_sw_create(&o, &io, err, sizeof err);
+    ck_assert_msg(gsw != NULL, "%s", err);
+    atomic_store(&gdone, 0);
+    acis_sw_enter(gsw);                           /* worker 0 is busy */
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, garbage, NULL), 0);
+    for (int i = 0; i < 5000 && !atomic_load(&gdone); i++) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    int done = atomic_load(&gdone);
+    acis_sw_leave(gsw);
+    pthread_join(th, NULL);
+    ck_assert_msg(done, "garbage on worker 1 waited for worker 0 (5 s)");
+    uint64_t c[ACIS_SWC_COUNT];
+    acis_sw_counters(gsw, c);
+    ck_assert_uint_eq(c[ACIS_SWC_drop_malformed], 100);
+    acis_sw_destroy(gsw);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("workers");
@@ -276,6 +328,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, three_workers);
     tcase_add_test(tc, hold_for_every_worker);
+    tcase_add_test(tc, garbage_pauses_nobody);
     suite_add_tcase(su, tc);
     TCase *tu = tcase_create("udp");
     tcase_add_test(tu, port_in_use);
