@@ -35,24 +35,11 @@ struct gen {
 };
 
 /* The sink: answers counted, not delivered. */
-static int sink_open(void *ctx, uint32_t port, const void *peer)
-{
-    (void)ctx, (void)port, (void)peer;
-    return 0;
-}
-static void sink_close(void *ctx, uint32_t port)
-{
-    (void)ctx, (void)port;
-}
 static void sink_send(void *ctx, const uint32_t *ports, uint32_t n, const struct iovec *iov,
                       int iovcnt)
 {
     (void)ports, (void)iov, (void)iovcnt;
     ((struct gen *)ctx)->sent += n;
-}
-static void sink_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
-{
-    (void)ctx, (void)peer, (void)iov, (void)iovcnt;
 }
 
 /* Build the ring's packets for collectives from..from + ring. */
@@ -64,7 +51,7 @@ static void stamp(struct gen *g, uint32_t from)
             for (uint32_t e = 0; e < g->n; e++)
                 data[e] = (int32_t)(m + from + k + e);
             sim_piece(g->pkts + ((size_t)k * (size_t)g->c->n + (size_t)m) * g->stride, g->s,
-                      g->c, m, from + k, data, g->n);
+                      g->c, m, from + k, ACIS_DT_I32, data, g->n);
         }
 }
 
@@ -165,7 +152,7 @@ int main(int argc, char **argv)
         stamp(x, 0);
     }
     for (int t = 0; t < T; t++) {     /* every set-up answered: the sinks now */
-        struct acis_sw_io io = { &g[t], sink_open, sink_close, sink_send, sink_reply };
+        struct acis_sw_io io = sim_send_only_io(&g[t], sink_send);
         acis_sw_worker_io(g[t].worker, &io);
     }
     sim_counters(&s);

@@ -268,11 +268,8 @@ static void emit_all(struct acis_sw *sw, struct sw_ct *ct, struct sw_use *u, uin
             sw->kids_n = sw_ct_children(sw, ct, sw->kids);
             sw->kids_row = row;
         }
-        if (u->want_any)
-            emit_range(sw, ct, u, slot, sw->kids, sw->kids_n, u->buf, u->want_lo,
-                       u->want_hi - u->want_lo, 0);
-        else
-            emit_range(sw, ct, u, slot, sw->kids, sw->kids_n, u->buf, 0, 0, 0);
+        uint32_t lo = u->want_any ? u->want_lo : 0, hi = u->want_any ? u->want_hi : 0;
+        emit_range(sw, ct, u, slot, sw->kids, sw->kids_n, u->buf, lo, hi - lo, 0);
         return;
     }
     uint32_t nw = 0, na = 0;

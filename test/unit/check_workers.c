@@ -36,20 +36,6 @@ static struct seen seen[3];
 static struct sim_comm *comm[3]; /* fed by threads 0, 1, 2 */
 static struct acis_sw *view[3];
 
-static int open_port(void *ctx, uint32_t port, const void *peer)
-{
-    (void)ctx, (void)port, (void)peer;
-    return 0;
-}
-static void close_port(void *ctx, uint32_t port)
-{
-    (void)ctx, (void)port;
-}
-static void reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
-{
-    (void)ctx, (void)peer, (void)iov, (void)iovcnt;
-}
-
 /* An answer: to every member at once, the sum of what they sent. */
 static void send_ports(void *ctx, const uint32_t *ports, uint32_t n, const struct iovec *iov,
                        int iovcnt)
@@ -93,7 +79,7 @@ static void *feed(void *arg)
         for (int m = 0; m < P; m++) {
             for (int e = 0; e < ELEMS; e++)
                 data[e] = (int32_t)(m + (int)i + e);
-            size_t len = sim_piece(pkt, &s, c, m, i, data, ELEMS);
+            size_t len = sim_piece(pkt, &s, c, m, i, ACIS_DT_I32, data, ELEMS);
             acis_sw_input(view[t], s.hosts[c->host[m]].port, NULL, pkt, len);
         }
         if (t == 2 && i % 50 == 0) {  /* control between the data */
@@ -140,7 +126,7 @@ START_TEST(three_workers)
     for (int t = 0; t < 3; t++) {
         seen[t].ctx = comm[t]->ctx;
         view[t] = acis_sw_worker(s.sw, (uint32_t)t);
-        struct acis_sw_io io = { NULL, open_port, close_port, send_ports, reply };
+        struct acis_sw_io io = sim_send_only_io(NULL, send_ports);
         acis_sw_worker_io(view[t], &io);
     }
     ck_assert_ptr_eq(view[0], s.sw);
@@ -176,27 +162,6 @@ START_TEST(three_workers)
 }
 END_TEST
 
-/* Member m's piece of a float sum (order-sensitive: folded in member
- * order, a piece ahead of its turn held) of n elements, collective i. */
-static size_t float_piece(uint8_t *buf, const struct sim *x, const struct sim_comm *c, int m,
-                          uint32_t i, const float *data, uint32_t n)
-{
-    const struct sim_host *h = &x->hosts[c->host[m]];
-    uint32_t len = 4 * n;
-    struct acis_hdr hd = {
-        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
-        .opcode = ACIS_OPC(ACIS_K_ALLREDUCE, ACIS_ALG_FLAT), .op = ACIS_OP_SUM,
-        .dtype = ACIS_DT_F32, .flags = (uint16_t)(i / c->window % 2 ? ACIS_F_ROUND : 0),
-        .slot = (uint16_t)(i % c->window), .payload_len = len, .job_key = h->job_key,
-        .ctx = c->ctx, .seq = i + 1, .src = h->rank, .total_len = len, .rx_len = len,
-        .member = (uint32_t)m,
-    };
-    acis_hdr_encode(&hd, buf);
-    memcpy(buf + ACIS_HDR_LEN, data, len);
-    acis_hdr_seal(buf, data, len);
-    return ACIS_HDR_LEN + len;
-}
-
 /* Hold buffers are shared out among the workers that serve rows: with
  * --threads 64 and the defaults (63 of them, 32 rows) the first worker
  * got none, and half went to workers without a row -- a float sum on the
@@ -224,7 +189,7 @@ START_TEST(hold_for_every_worker)
     float d[4] = { 1, 2, 3, 4 };
     for (int m = 1; m >= 0; m--)                 /* the second first: held */
         sim_input(x.sw, x.hosts[c->host[m]].port, NULL, pkt,
-                  float_piece(pkt, &x, c, m, 0, d, 4));
+                  sim_piece(pkt, &x, c, m, 0, ACIS_DT_F32, d, 4));
     sim_counters(&x);
     ck_assert_uint_eq(x.c[ACIS_SWC_hold_full], 0);
     ck_assert_uint_eq(x.c[ACIS_SWC_segments], seg + 1);
@@ -245,6 +210,14 @@ START_TEST(hold_for_every_worker)
     sw = acis_sw_create(&o, &io, err, sizeof err);
     ck_assert_msg(sw != NULL, "%s", err);
     acis_sw_destroy(sw);
+
+    o.threads = ACIS_SW_MAX_THREADS + 1;         /* the bound switch.h states */
+    ck_assert_ptr_null(acis_sw_create(&o, &io, err, sizeof err));
+    ck_assert_msg(strstr(err, "threads") != NULL, "%s", err);
+    o.threads = 2;                               /* workers take no links */
+    o.links = 1;
+    ck_assert_ptr_null(acis_sw_create(&o, &io, err, sizeof err));
+    ck_assert_msg(strstr(err, "links") != NULL, "%s", err);
 }
 END_TEST
 
@@ -299,7 +272,7 @@ START_TEST(garbage_pauses_nobody)
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
     o.threads = 2;
     char err[200];
-    struct acis_sw_io io = { NULL, open_port, close_port, send_ports, reply };
+    struct acis_sw_io io = sim_send_only_io(NULL, send_ports);
     gsw = acis_sw_create(&o, &io, err, sizeof err);
     ck_assert_msg(gsw != NULL, "%s", err);
     atomic_store(&gdone, 0);

@@ -194,14 +194,14 @@ size_t sim_control(uint8_t *buf, unsigned kind, uint64_t key, uint32_t src, uint
 }
 
 size_t sim_piece(uint8_t *buf, const struct sim *s, const struct sim_comm *c, int m, uint32_t i,
-                 const int32_t *data, uint32_t n)
+                 unsigned dt, const void *data, uint32_t n)
 {
     const struct sim_host *h = &s->hosts[c->host[m]];
     uint32_t len = 4 * n;
     struct acis_hdr hd = {
         .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
         .opcode = ACIS_OPC(n ? ACIS_K_ALLREDUCE : ACIS_K_BARRIER, ACIS_ALG_FLAT),
-        .op = n ? ACIS_OP_SUM : ACIS_OP_NONE, .dtype = n ? ACIS_DT_I32 : ACIS_DT_NONE,
+        .op = n ? ACIS_OP_SUM : ACIS_OP_NONE, .dtype = (uint8_t)(n ? dt : ACIS_DT_NONE),
         .flags = (uint16_t)(i / c->window % 2 ? ACIS_F_ROUND : 0),
         .slot = (uint16_t)(i % c->window), .payload_len = len, .job_key = h->job_key,
         .ctx = c->ctx, .seq = i + 1, .src = h->rank, .total_len = len, .rx_len = len,
@@ -212,6 +212,29 @@ size_t sim_piece(uint8_t *buf, const struct sim *s, const struct sim_comm *c, in
         memcpy(buf + ACIS_HDR_LEN, data, len);
     acis_hdr_seal(buf, data, len);
     return ACIS_HDR_LEN + len;
+}
+
+static int none_open(void *ctx, uint32_t port, const void *peer)
+{
+    (void)ctx, (void)port, (void)peer;
+    return 0;
+}
+
+static void none_close(void *ctx, uint32_t port)
+{
+    (void)ctx, (void)port;
+}
+
+static void none_reply(void *ctx, const void *peer, const struct iovec *iov, int iovcnt)
+{
+    (void)ctx, (void)peer, (void)iov, (void)iovcnt;
+}
+
+struct acis_sw_io sim_send_only_io(void *ctx,
+                                   void (*send)(void *ctx, const uint32_t *ports, uint32_t n,
+                                                const struct iovec *iov, int iovcnt))
+{
+    return (struct acis_sw_io){ ctx, none_open, none_close, send, none_reply };
 }
 
 int sim_pop(struct sim *s, int h, struct sim_pkt *p)

@@ -142,13 +142,21 @@ int sim_collective(struct sim *s, struct sim_comm *c, unsigned kind, unsigned op
 void sim_counters(struct sim *s);
 
 /* Member m's packet of a one-segment collective on c, built as its host
- * would: an allreduce (int32 sum) of the n elements at data, or (n 0) a
- * barrier; the c's i-th since its row was made (sequence i + 1, slot
- * i % window, the round bit of the slot's use).  Sealed into buf
- * (ACIS_HDR_LEN + 4 n bytes); its length.  Tests and bench/swpps feed
- * such packets to a switch straight, without sim_run's hosts. */
+ * would: an allreduce (sum) of the n elements of 4-byte type dt
+ * (ACIS_DT_I32 or ACIS_DT_F32) at data, or (n 0) a barrier; the c's i-th
+ * since its row was made (sequence i + 1, slot i % window, the round bit
+ * of the slot's use).  Sealed into buf (ACIS_HDR_LEN + 4 n bytes); its
+ * length.  Tests and bench/swpps feed such packets to a switch straight,
+ * without sim_run's hosts. */
 size_t sim_piece(uint8_t *buf, const struct sim *s, const struct sim_comm *c, int m, uint32_t i,
-                 const int32_t *data, uint32_t n);
+                 unsigned dt, const void *data, uint32_t n);
+
+/* A transport whose only work is send (answers taken or counted there):
+ * ports open and close without an address, service replies are dropped.
+ * For a switch driven straight, without sim's hosts. */
+struct acis_sw_io sim_send_only_io(void *ctx,
+                                   void (*send)(void *ctx, const uint32_t *ports, uint32_t n,
+                                                const struct iovec *iov, int iovcnt));
 
 /* Build a control packet header (sealed) with payload into buf. */
 size_t sim_control(uint8_t *buf, unsigned kind, uint64_t key, uint32_t src, uint32_t ctx,
