@@ -74,15 +74,17 @@ struct acis_host_stats {
                                               not take part in (no memory after
                                               the decision): it sent no data and
                                               every member redid the call in MPICH */
-    uint64_t short_path;                   /* offloaded calls completed on the
-                                              short path (one segment posted
-                                              straight to the shared-memory
-                                              switch; one redone in MPICH after
-                                              an abstention counts as redone) */
+    uint64_t short_path;                   /* offloaded calls run on the short
+                                              path (one segment posted straight
+                                              to the shared-memory switch;
+                                              nonblocking ones too; one redone
+                                              in MPICH after an abstention
+                                              counts as redone) */
     uint64_t early_return;                 /* of those, calls a broadcast or scatter
-                                              root returned from once its packet
-                                              was posted, before the other
-                                              members had theirs */
+                                              root (a gather leaf) returned from,
+                                              or whose request was complete,
+                                              once its packet was posted, before
+                                              the other members had theirs */
     uint64_t own_block;                    /* gathers and scatters this process
                                               was the root of that kept its own
                                               block at home: copied locally, its

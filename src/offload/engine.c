@@ -241,8 +241,11 @@ int acis_engine_progress(void)
     atomic_store_explicit(&acis_oc.rounds,
                           atomic_load_explicit(&acis_oc.rounds, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    for (struct acis_coff *co = acis_oc.active; co && rc >= 0; co = co->next_active)
+    for (struct acis_coff *co = acis_oc.active; co && rc >= 0; co = co->next_active) {
+        if (co->nearly && !acis_comm_lost(co->cs))
+            acis_early_sweep(co);       /* their slots, for the packets behind them */
         rc = acis_comm_lost(co->cs) ? acis_fix_progress(co) : pump(co);
+    }
     if (rc >= 0 && acis_oc.fixing && acis_fix_input() > 0)
         got = 1;
     if (rc >= 0 && alive) {

@@ -84,8 +84,13 @@ static void abstain(struct acis_exec *x)
 static int start_op(struct acis_exec *x, int phase)
 {
     struct acis_coff *co = x->c.cs->off;
-    if (x->c.cs->state == ACIS_CT_READY && co->nearly)
-        acis_early_settle(co, 1);       /* early calls' answers still to come */
+    /* Early calls' answers still to come: a blocking call waits for
+     * every member anyway; a nonblocking one must not wait, and the
+     * engine takes them as they come (late.c) while its packets wait for
+     * their slots. */
+    if (x->c.cs->state == ACIS_CT_READY && co->nearly &&
+        acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING)
+        acis_early_settle(co, 1);
     x->phase = phase;
     x->op.blocking = (uint8_t)(acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING &&
                                !acis_early_kind(x->op.st.kind, x->op.st.total));

@@ -99,6 +99,25 @@
     }
 #define BCAST_QUICK(ID) ACIS_QUICK(ID, BCAST_FILL)
 #define ROOTED_GATHER_QUICK(ID) ACIS_QUICK(ID, ROOTED_GATHER_FILL)
+/* ... and their nonblocking forms (nbc.c makes the request). */
+#define ACIS_NB_QUICK(ID, FILL)                                               \
+    {                                                                         \
+        struct acis_qargs q_ = { FILL };                                      \
+        int qrc_;                                                             \
+        if (acis_nb_quick(ACIS_COLL_##ID, &q_, request, &qrc_))               \
+            return qrc_;                                                      \
+    }
+#define BCAST_NB_QUICK(ID) ACIS_NB_QUICK(ID, BCAST_FILL)
+#define ROOTED_GATHER_NB_QUICK(ID) ACIS_NB_QUICK(ID, ROOTED_GATHER_FILL)
+#define BARRIER_NB_QUICK(ID)
+#define REDUCE_NB_QUICK(ID)
+#define ROOTED_REDUCE_NB_QUICK(ID)
+#define GATHER_NB_QUICK(ID)
+#define REDUCE_SCATTER_NB_QUICK(ID)
+#define REDUCE_SCATTER_BLOCK_NB_QUICK(ID)
+#define GATHERV_NB_QUICK(ID)
+#define ALLGATHERV_NB_QUICK(ID)
+#define SCATTERV_NB_QUICK(ID)
 #define BARRIER_QUICK(ID)
 #define REDUCE_QUICK(ID)
 #define ROOTED_REDUCE_QUICK(ID)
@@ -136,7 +155,8 @@
     ACIS_API int MPI_##Name(SHAPE##_PARAMS)                                   \
     ACIS_BODY(ID, SHAPE##_QUICK(ID), PMPI_##Name(SHAPE##_ARGS), SHAPE##_FILL) \
     ACIS_API int MPI_##IName(SHAPE##_PARAMS, MPI_Request *request)            \
-    ACIS_BODY(I##ID, , PMPI_##IName(SHAPE##_ARGS, request), SHAPE##_FILL,     \
+    ACIS_BODY(I##ID, SHAPE##_NB_QUICK(I##ID), PMPI_##IName(SHAPE##_ARGS, request), \
+              SHAPE##_FILL,                                                   \
               .req = request)                                                 \
     ACIS_API int MPI_##Name##_init(SHAPE##_PARAMS, MPI_Info info,             \
                                    MPI_Request *request)                      \

@@ -7,7 +7,15 @@
  * redone in MPICH after a switch failure completes with MPICH's request.
  * A call keeps what it uses alive until it completes, whatever the user
  * frees meanwhile: its communicator's state (a reference) and dups of its
- * derived datatypes. */
+ * derived datatypes.
+ *
+ * A call the short path can serve (one segment, buffers in place, nothing
+ * else in flight: short.c) is posted there without an engine state: its
+ * request, of its own class, is complete when it returns if the call has
+ * nothing to receive or its answer was there at once, else it completes
+ * when the answer is taken (early.c, late.c).  Its datatypes are
+ * predefined or its buffers were read at the post, so it holds only its
+ * communicator. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -214,10 +222,136 @@ void acis_nb_wait(struct acis_exec *x)
     }
 }
 
+/* The short path's requests: state a struct acis_early_req. */
+static int sq_query(void *state, MPI_Status *status)
+{
+    const struct acis_early_req *q = state;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return q->err;
+}
+
+/* A request freed before it completed (MPI_Request_free: erroneous on a
+ * collective's, yet it must not leave late.c holding freed memory):
+ * late.c frees q when its answer comes.  The communicator is let go at
+ * once, so it can close: if its state goes first, the answer is dropped
+ * with it, and q with it is lost (a few bytes, for an erroneous call). */
+static int sq_free(void *state)
+{
+    struct acis_early_req *q = state;
+    acis_dev_lock();
+    int open = !atomic_load(&q->done);
+    q->orphan = open;
+    acis_dev_unlock();
+    if (!open) {
+        free(q);
+    } else if (!q->completed) {
+        q->completed = 1;
+        acis_comm_drop(q->cs);
+    }
+    return MPI_SUCCESS;
+}
+
+/* q's answer was taken: its request completes (once). */
+static void sq_complete(struct acis_early_req *q)
+{
+    if (q->completed)
+        return;
+    q->completed = 1;
+    acis_comm_drop(q->cs);
+    PMPI_Grequest_complete(q->req);
+}
+
+static int sq_poll(void *state, MPI_Status *status)
+{
+    struct acis_early_req *q = state;
+    (void)status;
+    if (!q->completed && acis_early_test(q->cs->off, q))
+        sq_complete(q);
+    return MPI_SUCCESS;
+}
+
+static int sq_wait(int count, void **states, double timeout, MPI_Status *status)
+{
+    (void)timeout;
+    (void)status;
+    for (int i = 0; i < count; i++) {
+        struct acis_early_req *q = states[i];
+        if (!q->completed)
+            acis_early_wait(q->cs->off, q);
+        sq_complete(q);
+    }
+    return MPI_SUCCESS;
+}
+
 int acis_nb_init(void)
 {
     return PMPIX_Grequest_class_create(query_fn, free_fn, cancel_fn, poll_fn, wait_fn,
-                                       &acis_oc.nb_class) == MPI_SUCCESS ? 0 : -1;
+                                       &acis_oc.nb_class) == MPI_SUCCESS &&
+                   PMPIX_Grequest_class_create(sq_query, sq_free, cancel_fn, sq_poll, sq_wait,
+                                               &acis_oc.nbs_class) == MPI_SUCCESS
+               ? 0 : -1;
+}
+
+/* A request for a call on cs on the short path, in *req: its state, or
+ * NULL (the call takes the engine's way). */
+static struct acis_early_req *sq_new(struct acis_comm *cs, MPI_Request *req)
+{
+    struct acis_early_req *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    if (PMPIX_Grequest_class_allocate(acis_oc.nbs_class, q, req) != MPI_SUCCESS) {
+        free(q);
+        return NULL;
+    }
+    q->req = *req;
+    q->cs = cs;
+    acis_comm_hold(cs);
+    return q;
+}
+
+/* The short path ran (ran: 1, with the start's result rc) or not (0)
+ * for q: its request is complete if the call finished, gone if the call
+ * did not start.  Returns ran. */
+static int sq_started(struct acis_early_req *q, MPI_Request *req, int ran, int rc)
+{
+    if (ran && rc == MPI_SUCCESS) {
+        if (atomic_load(&q->done))
+            sq_complete(q);
+        return 1;
+    }
+    atomic_store(&q->done, 1);               /* not started: no request */
+    sq_complete(q);
+    PMPI_Request_free(req);                  /* frees q */
+    *req = MPI_REQUEST_NULL;
+    return ran;
+}
+
+/* c on the short path (short.c): 1 with the start's result, or 0 if it
+ * takes the engine's way (nothing was touched). */
+static int start_short(const struct acis_call *c, int *rc)
+{
+    struct acis_short s;
+    struct acis_early_req *q;
+    *rc = MPI_SUCCESS;
+    if (!acis_short_nb_prepare(c, &s) || !(q = sq_new(c->cs, c->req)))
+        return 0;
+    int ran = acis_short_nb_go(c, &s, q, rc);
+    return sq_started(q, c->req, ran, *rc);
+}
+
+int acis_nb_quick(acis_coll_t coll, const struct acis_qargs *a, MPI_Request *req, int *rc)
+{
+    struct acis_comm *cs;
+    struct acis_early_req *q;
+    *rc = MPI_SUCCESS;
+    const struct acis_qentry *e = acis_short_quick_find(coll, a, &cs);
+    if (!e || !(q = sq_new(cs, req)))
+        return 0;
+    int ran = acis_short_quick_go(coll, a, cs, e, q, rc);
+    return sq_started(q, req, ran, *rc);
 }
 
 /* No memory for the call's own state or for its request: every other
@@ -242,11 +376,14 @@ static int run_now(const struct acis_call *c, const char *why)
 
 int acis_nb_start(const struct acis_call *c)
 {
+    int rc;
+    if (start_short(c, &rc))
+        return rc;
     struct acis_exec *x = calloc(1, sizeof *x);
     if (!x)
         return run_now(c, "no memory for its state");
     x->c = *c;
-    int rc = acis_exec_link(x);
+    rc = acis_exec_link(x);
     if (rc != 0) {                           /* the communicator went to MPICH */
         free(x);
         if (c->cs->state == ACIS_CT_BROKEN)  /* ... or broke (fix.c) */

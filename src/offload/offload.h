@@ -92,6 +92,7 @@ struct acis_offload_ctx {
     atomic_int redo_pending;  /* nonblocking calls waiting to be redone in
                                  MPICH after a switch failure (redo.c) */
     MPIX_Grequest_class nb_class; /* generalized requests of nonblocking calls */
+    MPIX_Grequest_class nbs_class; /* ... of those on the short path (nbc.c) */
     atomic_int waiters;       /* threads waiting in acis_op_wait */
     MPI_Comm poke_comm;       /* a private dup of MPI_COMM_WORLD: probing it
                                  moves MPICH (a probe of MPI_COMM_SELF does not) */
@@ -445,6 +446,11 @@ int acis_exec_run(struct acis_exec *x);
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
 int acis_nb_start(const struct acis_call *c);
+/* A nonblocking broadcast, scatter or gather (coll) with arguments a on
+ * the quick path (short.c), its request in *req: 1 with the start's
+ * result, 0 if it takes the ordinary way (nothing was changed). */
+struct acis_qargs;
+int acis_nb_quick(acis_coll_t coll, const struct acis_qargs *a, MPI_Request *req, int *rc);
 /* The same machinery for a call started by another stage (pers.c): hold
  * x->c's communicator and derived datatypes (dups, used from then on) and
  * release them; start x (x->c, x->complete set) in the switch, or in
@@ -498,6 +504,15 @@ int acis_offload_flat(struct acis_call *c);
  * call, 0 if the call takes the engine (nothing was touched).  Off with
  * MPIR_CVAR_OFFLOAD_SHORT_PATH=0. */
 int acis_short_run(struct acis_call *c, int *rc);
+/* The same for a nonblocking call (nbc.c): prepare c in s (1, or 0 if it
+ * does not qualify); then run it as s says, for q, the request that
+ * completes when its answer is taken: 1 with *rc the start's result and
+ * q->done set if it finished at once (else its answer comes for q:
+ * early.c, late.c), or 0 if it takes the engine (nothing was touched). */
+struct acis_early_req;
+int acis_short_nb_prepare(const struct acis_call *c, struct acis_short *s);
+int acis_short_nb_go(const struct acis_call *c, const struct acis_short *s,
+                     struct acis_early_req *q, int *rc);
 
 /* If the answer to the post t is there, take it into st, whose one
  * packet it was (device lock held): 1 with *rc 0, or -1 if the switch
@@ -545,6 +560,14 @@ static inline struct acis_qargs acis_qargs_of(const struct acis_call *c)
  * with *rc the call's result, 0 if the call takes the ordinary way
  * (nothing was counted or changed). */
 int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc);
+/* The same in two steps, for the nonblocking forms (nbc.c, which makes
+ * the request between them): the entry of the call and its communicator
+ * (*csp), or NULL; run it for q (NULL: blocking), as acis_short_quick
+ * does. */
+struct acis_qentry *acis_short_quick_find(acis_coll_t coll, const struct acis_qargs *a,
+                                          struct acis_comm **csp);
+int acis_short_quick_go(acis_coll_t coll, const struct acis_qargs *a, struct acis_comm *cs,
+                        const struct acis_qentry *e, struct acis_early_req *q, int *rc);
 
 /* The quick path's cache (qcache.c): the key of a call coll with
  * arguments a; the entry on co of a call of key k on the row ctx, or
@@ -595,19 +618,32 @@ static inline int acis_early_kind(unsigned kind, uint64_t total)
     return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER || kind == ACIS_K_GATHER) &&
            total <= ACIS_EARLY_MAX;
 }
+/* A nonblocking call on the short path whose answer is to come
+ * (nbc.c's request, early.c, late.c): done once its answer is taken
+ * (with err the call's error, or 0), under the device lock. */
+struct acis_early_req {
+    _Atomic int done;
+    int err;
+    int completed;                /* its request was completed (nbc.c) */
+    int orphan;                   /* ... freed before that: late.c frees q */
+    struct acis_comm *cs;         /* held while the request is open */
+    MPI_Request req;
+};
 /* An early call: part of its communicator's acis_coff (co->early, by
- * slot), under the device lock as it. */
+ * slot), under the device lock as it; req: a nonblocking call's whose
+ * request waits for the answer, else NULL. */
 struct acis_early {
     struct acis_stream st;
     struct acis_dev_ticket t;
+    struct acis_early_req *req;
 };
 /* co's early calls, made at the first: NULL without memory. */
 struct acis_early *acis_early_make(struct acis_coff *co);
 /* Where the short path builds an early call on slot (free, device lock
  * held): its stream and ticket in co's early calls (0, or -1 without
  * memory for them: the caller waits for the answer instead); once
- * posted, that it is out, its answer to be taken later.  Inline: on
- * every such call. */
+ * posted, that it is out, its answer to be taken later (for q's request,
+ * or NULL).  Inline: on every such call. */
 static inline int acis_early_room(struct acis_coff *co, uint32_t slot, struct acis_stream **st,
                                   struct acis_dev_ticket **t)
 {
@@ -617,19 +653,30 @@ static inline int acis_early_room(struct acis_coff *co, uint32_t slot, struct ac
     *t = &co->early[slot].t;
     return 0;
 }
-static inline void acis_early_kept(struct acis_coff *co, uint32_t slot)
+static inline void acis_early_kept(struct acis_coff *co, uint32_t slot,
+                                   struct acis_early_req *q)
 {
     co->win.owner[slot] = &co->early[slot].st;     /* the answer finds it there */
+    co->early[slot].req = q;
     co->nearly++;
 }
 /* Take co's early answers that came, oldest first, up to the first
- * still out (device lock held): 0, or -1 if that one holds the slot of
- * co's next segment (acis_early_settle waits for it). */
-int acis_early_sweep(struct acis_coff *co);
+ * still out (device lock held, late.c): that one, or NULL. */
+struct acis_early *acis_early_sweep(struct acis_coff *co);
+/* The same, and whether the first still out holds the slot of co's next
+ * segment (acis_early_settle waits for it then). */
+static inline int acis_early_holds_next(struct acis_coff *co)
+{
+    struct acis_early *e = co->nearly ? acis_early_sweep(co) : NULL;
+    return e && e == &co->early[co->win.next_pos % co->win.size];
+}
 /* Wait for co's early answer on the slot of its next segment (all: for
- * every one); takes the device lock itself.  co->early is freed with co
- * (engine.c). */
+ * every one); until q's answer is taken; take what came and say whether
+ * q's is (never waits).  Each takes the device lock itself.  co->early is
+ * freed with co (engine.c). */
 void acis_early_settle(struct acis_coff *co, int all);
+void acis_early_wait(struct acis_coff *co, const struct acis_early_req *q);
+int acis_early_test(struct acis_coff *co, const struct acis_early_req *q);
 
 /* The node hierarchy (hier.c): its keyval (when acis_oc.hier), run c
  * hierarchically if it has a plan there (1, *rc set) or say it has not

@@ -8,7 +8,7 @@
  * through the records it was handed (an acis_exec's redo flag, an
  * acis_op's done), never by calling up (test/layering.sh checks it):
  *   run -> hier -> flat -> pers -> nbc -> short -> qcache -> redo -> exec ->
- *   early -> progress -> engine -> fix -> keep -> colls, image, stream -> fault,
+ *   early -> progress -> engine -> late -> fix -> keep -> colls, image, stream -> fault,
  *   pmpi
  * The MPI entry points (intercept, requests, comm_life, api) and set-up
  * and teardown (init, connect, summary) sit above. */

@@ -28,13 +28,15 @@
 #include "offload/offload.h"
 #include "util/util.h"
 
-/* The call's plan and its buffers as images, if the call qualifies. */
-static int qualifies(const struct acis_call *c, struct acis_plan *p, struct acis_image *src,
-                     struct acis_image *dst)
+/* The call's plan and its buffers as images, if the call (of form) qualifies. */
+static int qualifies(const struct acis_call *c, int form, struct acis_plan *p,
+                     struct acis_image *src, struct acis_image *dst)
 {
     uint64_t mine;
     if (!ACIS_CV(OFFLOAD_SHORT_PATH) || !acis_dev_can_post() || ACIS_CV(OFFLOAD_FAULT_NOMEM) ||
-        acis_coll_form(c->coll) != ACIS_FORM_BLOCKING || acis_plan_needs_sizes(c, &mine) ||
+        (form != ACIS_FORM_BLOCKING &&          /* injected faults: the engine's way */
+         (ACIS_CV(OFFLOAD_FAULT_NOMEM_NB) || ACIS_CV(OFFLOAD_FAULT_NOMEM_REQUEST))) ||
+        acis_coll_form(c->coll) != form || acis_plan_needs_sizes(c, &mine) ||
         acis_plan(c, NULL, p) != 0 || p->copy_src ||
         p->total > acis_seg_bytes(c->cs->payload, p->kind, p->dtype,
                                   c->cs->scan_split ? (uint32_t)c->cs->size : 0))
@@ -68,13 +70,14 @@ static uint64_t offset_in(const struct acis_call *c, int rbuf, const uint8_t *p)
     return (uint64_t)((uintptr_t)p - (uintptr_t)caller_buf(&a, rbuf));
 }
 
-/* Prepare c for the short path in s: 1, or 0 if it does not qualify. */
-static int prepare(const struct acis_call *c, struct acis_short *s)
+/* Prepare c, a call of form, for the short path in s: 1, or 0 if it
+ * does not qualify. */
+static int prepare(const struct acis_call *c, int form, struct acis_short *s)
 {
     struct acis_plan p;
     struct acis_image src, dst;
     struct acis_comm *cs = c->cs;
-    if (!cs->off || !qualifies(c, &p, &src, &dst))
+    if (!cs->off || !qualifies(c, form, &p, &src, &dst))
         return 0;
     memset(s, 0, sizeof *s);
     s->early = (uint8_t)returns_early(c, &p);
@@ -118,12 +121,42 @@ static int prepare(const struct acis_call *c, struct acis_short *s)
  * MPICH (acis_call_redo, from the whole call). */
 #define REDO 2
 
+/* A nonblocking call (q, its request's) was posted on slot (device lock
+ * held): done at once if it has nothing to receive or its answer is
+ * there (the last member to post has it; a member that abstained fails
+ * the call on every member), else kept for q.  1 with the lock
+ * released, or 0 with it held if the answer says the members' packets
+ * disagree (go() breaks the communicator). */
+static int nb_posted(struct acis_coff *co, uint32_t slot, const struct acis_short *s,
+                     struct acis_early_req *q)
+{
+    struct acis_stream *st = &co->early[slot].st;
+    int taken = 0;
+    if (s->early) {
+        acis_early_kept(co, slot, NULL);
+        ACIS_COUNT(early_return, 1);
+        atomic_store(&q->done, 1);
+    } else if (acis_short_answer(st, &co->win, &co->early[slot].t, &taken)) {
+        if (taken != 0)
+            return 0;
+        q->err = st->refused ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        atomic_store(&q->done, 1);
+    } else {
+        acis_early_kept(co, slot, q);   /* its answer is taken later */
+    }
+    acis_dev_unlock();
+    ACIS_COUNT(short_path, 1);
+    return 1;
+}
+
 /* Run the call with arguments a on cs as s prepared it: 1 with *rc the
  * call's result, REDO if it is to be redone in MPICH (counted), or 0 if
  * it must take the engine (nothing was touched but early answers
- * taken). */
+ * taken).  A nonblocking call (q, its request's) never waits: it is
+ * posted and q is done if its answer was there at once or it has
+ * nothing to receive, else its answer is taken later for q (late.c). */
 static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct acis_short *s,
-              int *rc)
+              struct acis_early_req *q, int *rc)
 {
     struct acis_coff *co = cs->off;
     uint8_t *src = s->has_src ? caller_buf(a, s->src_rbuf) + s->src_at : NULL;
@@ -134,8 +167,10 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
     uint32_t slot;
 
     acis_dev_lock();
-    if (co && co->nearly && acis_early_sweep(co) != 0) {
+    if (co && acis_early_holds_next(co)) {
         acis_dev_unlock();              /* the slot waits for an early call's answer */
+        if (q)
+            return 0;
         acis_early_settle(co, 0);
         acis_dev_lock();
     }
@@ -147,9 +182,13 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
         acis_dev_unlock();
         return 0;
     }
+    int early = (q || s->early) && acis_early_room(co, slot, &st, &t) == 0;
+    if (q && !early) {
+        acis_dev_unlock();              /* no memory to leave it posted in */
+        return 0;
+    }
     if (s->own_block)
         memmove(dst, src + s->own_at, s->own_len);
-    int early = s->early && acis_early_room(co, slot, &st, &t) == 0;
     *st = s->st;                        /* an early call's where early.c keeps it */
     st->src_buf = src;
     st->dst_buf = dst;
@@ -157,8 +196,16 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
     acis_stream_start_like(st, &co->win, &h, 0);
     const uint8_t *pl = h.payload_len ? src + s->pl_at : NULL;
     int posted = s->prepped ? acis_dev_post_like(&s->prep, &h, pl, t) : acis_dev_post(&h, pl, t);
+    if (posted == 0 && q) {
+        if (!nb_posted(co, slot, s, q)) {
+            acis_dev_unlock();
+            goto refused;
+        }
+        *rc = MPI_SUCCESS;
+        return 1;
+    }
     if (posted == 0 && early) {
-        acis_early_kept(co, slot);
+        acis_early_kept(co, slot, NULL);
         acis_dev_unlock();
         ACIS_COUNT(short_path, 1);
         ACIS_COUNT(early_return, 1);
@@ -220,12 +267,12 @@ refused:
 int acis_short_run(struct acis_call *c, int *rc)
 {
     struct acis_short s;
-    if (!prepare(c, &s))
+    if (!prepare(c, ACIS_FORM_BLOCKING, &s))
         return 0;
     if (!acis_oc.hier)
         acis_qcache_keep(c->cs->off, c, c->cs->rank, acis_qrow(c->cs), &s);
     struct acis_qargs a = acis_qargs_of(c);
-    int ran = go(c->cs, &a, &s, rc);
+    int ran = go(c->cs, &a, &s, NULL, rc);
     if (ran == REDO) {
         *rc = acis_call_redo(c);
         ran = 1;
@@ -239,7 +286,8 @@ int acis_short_run(struct acis_call *c, int *rc)
  * what changes between calls -- the communicator's row (its state, ctx),
  * persistent requests and communicators to finish first (run.c), and
  * reports (VERBOSE) -- looked at here. */
-int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc)
+struct acis_qentry *acis_short_quick_find(acis_coll_t coll, const struct acis_qargs *a,
+                                          struct acis_comm **csp)
 {
     struct acis_comm *cs;
     struct acis_qentry *e;
@@ -247,21 +295,28 @@ int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc)
         atomic_load_explicit(&acis_oc.pers.norphans, memory_order_relaxed) ||
         atomic_load_explicit(&acis_ct.nclosing, memory_order_relaxed) ||
         a->comm == MPI_COMM_NULL)
-        return 0;
+        return NULL;
     cs = acis_ct.last;                  /* acis_comm_get()'s cache, read first */
     if ((!cs || cs->comm != a->comm || acis_ct.threaded) && !(cs = acis_comm_get(a->comm)))
-        return 0;
+        return NULL;
     struct acis_qkey k = acis_qkey_of(coll, a);
     if (cs->state != ACIS_CT_READY || !cs->off ||
         !(e = acis_qcache_find(cs->off, &k, acis_qrow(cs))))
-        return 0;
+        return NULL;
     /* A buffer the call reads or writes must be there: the ordinary way
      * finds one missing (its image is refused) and reports the error. */
     if ((e->s.has_src && !caller_buf(a, e->s.src_rbuf)) ||
         ((e->s.has_dst || e->s.own_block) && !caller_buf(a, e->s.dst_rbuf)))
-        return 0;
+        return NULL;
+    *csp = cs;
+    return e;
+}
+
+int acis_short_quick_go(acis_coll_t coll, const struct acis_qargs *a, struct acis_comm *cs,
+                        const struct acis_qentry *e, struct acis_early_req *q, int *rc)
+{
     uint64_t bytes = e->bytes;
-    int ran = go(cs, a, &e->s, rc);
+    int ran = go(cs, a, &e->s, q, rc);
     if (!ran)
         return 0;
     if (ran == REDO) {                  /* the whole call, as acis_select() would leave it
@@ -274,4 +329,27 @@ int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc)
     }
     acis_count_call(&acis_util.coll[coll], ACIS_REASON_NONE, bytes);
     return 1;
+}
+
+int acis_short_quick(acis_coll_t coll, const struct acis_qargs *a, int *rc)
+{
+    struct acis_comm *cs;
+    const struct acis_qentry *e = acis_short_quick_find(coll, a, &cs);
+    return e ? acis_short_quick_go(coll, a, cs, e, NULL, rc) : 0;
+}
+
+int acis_short_nb_prepare(const struct acis_call *c, struct acis_short *s)
+{
+    if (!prepare(c, ACIS_FORM_NONBLOCKING, s))
+        return 0;
+    if (!acis_oc.hier)
+        acis_qcache_keep(c->cs->off, c, c->cs->rank, acis_qrow(c->cs), s);
+    return 1;
+}
+
+int acis_short_nb_go(const struct acis_call *c, const struct acis_short *s,
+                     struct acis_early_req *q, int *rc)
+{
+    struct acis_qargs a = acis_qargs_of(c);
+    return go(c->cs, &a, s, q, rc);
 }

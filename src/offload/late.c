@@ -1,0 +1,73 @@
+/* late.c -- early calls' answers, taken late (early.c says which calls
+ * those are).  Answers come in the order the calls were posted (every
+ * member posts in that order): they are taken oldest first, up to the
+ * first still out.  The short path sweeps before it reuses a slot, the
+ * engine sweeps every communicator it moves (so a nonblocking collective
+ * started behind an early call never waits on a slot nobody frees), and a
+ * nonblocking call's request (nbc.c) sweeps until its own is taken.
+ *
+ * An answer that says the members' packets disagreed (they called
+ * different collectives) breaks the communicator here: the call that
+ * should have failed has returned, so the next one fails instead.  A
+ * nonblocking call whose request is still open fails itself, and so does
+ * one a member abstained from (no memory for its data: the call fails on
+ * every member, the communicator stays). */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "offload/offload.h"
+#include "util/util.h"
+
+/* e's answer is still to take: its slot waits for it. */
+static int out(const struct acis_coff *co, const struct acis_early *e)
+{
+    uint32_t slot = (uint32_t)(e - co->early);
+    return co->win.busy[slot] && co->win.owner[slot] == &e->st;
+}
+
+/* Take e's answer if it came: 1, else 0 (device lock held). */
+static int take(struct acis_coff *co, struct acis_early *e)
+{
+    int rc;
+    if (!acis_short_answer(&e->st, &co->win, &e->t, &rc))
+        return 0;
+    struct acis_early_req *q = e->req;
+    int abstained = rc == 0 && e->st.refused && q;     /* a nonblocking call fails alone */
+    if (rc != 0 || e->st.refused) {
+        acis_stream_release(&e->st, &co->win, 0);
+        struct acis_comm *cs = co->cs;
+        if (!abstained && cs->state == ACIS_CT_READY) {
+            cs->state = ACIS_CT_BROKEN;
+            cs->refused = ACIS_REASON_BROKEN;
+            acis_log(0, "the switch refused a %s this rank had %s: the members called "
+                        "different collectives; collectives on this communicator fail "
+                        "from now on", acis_wire_kind_name(e->st.kind),
+                     q ? "started" : "returned from");
+        }
+    }
+    if (q && q->orphan) {               /* its request was freed (nbc.c) */
+        free(q);
+    } else if (q) {
+        q->err = abstained ? MPI_ERR_NO_MEM : rc != 0 || e->st.refused ? MPI_ERR_INTERN : 0;
+        atomic_store_explicit(&q->done, 1, memory_order_release);
+    }
+    e->req = NULL;
+    co->nearly--;
+    return 1;
+}
+
+struct acis_early *acis_early_sweep(struct acis_coff *co)
+{
+    uint64_t end = co->win.next_pos, w = co->win.size;
+    uint64_t pos = co->early_from + w < end ? end - w : co->early_from;
+    for (; co->nearly && pos < end; pos++) {
+        struct acis_early *e = &co->early[pos % w];
+        if (out(co, e) && !take(co, e)) {
+            co->early_from = pos;
+            return e;
+        }
+    }
+    co->early_from = end;
+    return NULL;
+}

@@ -1,0 +1,311 @@
+/* nbshort.c -- nonblocking collectives on the short path (src/offload/
+ * nbc.c, short.c, early.c, late.c): posted at the start, their requests
+ * complete at once when the call has nothing to receive (a broadcast or
+ * scatter root, a gather leaf) or its answer was there, else when the
+ * answer is taken.  Cases, each checking every value on every rank:
+ *   - roots run ahead: many more calls than the slot window, root buffers
+ *     overwritten right after each wait;
+ *   - members whose answer cannot be there yet (the others start the call
+ *     only after a message this member sends once it started its own):
+ *     MPI_Test must say not done, then the data must arrive -- broadcast,
+ *     scatter, gather, barrier and allreduce;
+ *   - a long nonblocking allreduce started behind such a call, whose
+ *     packets need the slot that call holds, while the member then sits in
+ *     MPI_Recv inside MPICH: the engine (moved by the progress helper) must
+ *     take the answer and free the slot, and starting the allreduce must
+ *     not wait for the others (they start only after this member's send);
+ *   - the communicator freed before the request is waited for;
+ *   - with --expect-short, a request freed before it completed
+ *     (MPI_Request_free: erroneous on a collective's, but on the short
+ *     path it must not corrupt memory -- the sanitized build runs this
+ *     too; the engine's requests are not made to survive it).
+ * With --expect-short the counters must show every call of the second
+ * case on the short path (so a silent engine or MPICH fallback cannot
+ * pass); the first runs there until the window wraps.
+ * Usage: nbshort [--expect-short] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <acis/acis.h>
+#include <mpi.h>
+
+enum { RUN = 100, N = 16, BIG = 1 << 20 };
+
+static int rank, size, failures;
+
+static void check(int ok, const char *what, int i)
+{
+    if (!ok && failures++ < 10)
+        fprintf(stderr, "nbshort[%d]: FAIL %s (call %d)\n", rank, what, i);
+}
+
+/* Roots of broadcasts and scatters, leaves of gathers, run ahead. */
+static void ahead(MPI_Comm comm)
+{
+    int v[N], all[64 * N], one[N];
+    MPI_Request r;
+    for (int i = 0; i < RUN; i++) {
+        for (int k = 0; k < N; k++)
+            v[k] = rank == 0 ? i * k : -1;
+        MPI_Ibcast(v, N, MPI_INT, 0, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        int ok = 1;
+        for (int k = 0; k < N; k++)
+            ok &= v[k] == i * k;
+        check(ok, "ibcast", i);
+        memset(v, 0x5a, sizeof v);          /* the root's buffer is its own again */
+    }
+    for (int i = 0; i < RUN; i++) {
+        for (int k = 0; k < size * N && rank == 0; k++)
+            all[k] = i + k;
+        MPI_Iscatter(all, N, MPI_INT, one, N, MPI_INT, 0, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        int ok = 1;
+        for (int k = 0; k < N; k++)
+            ok &= one[k] == i + rank * N + k;
+        check(ok, "iscatter", i);
+        memset(all, 0x5a, sizeof all);
+    }
+    for (int i = 0; i < RUN; i++) {
+        for (int k = 0; k < N; k++)
+            one[k] = 1000 * rank + i + k;
+        MPI_Igather(one, N, MPI_INT, all, N, MPI_INT, 0, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        memset(one, 0x5a, sizeof one);      /* a leaf's buffer is its own again */
+        int ok = 1;
+        for (int q = 0; q < size && rank == 0; q++)
+            for (int k = 0; k < N; k++)
+                ok &= all[q * N + k] == 1000 * q + i + k;
+        check(ok, "igather", i);
+    }
+}
+
+/* The members that started their call tell the others, which start
+ * theirs only then: the leaves tell the root (to_root), or the root
+ * tells the leaves. */
+static void tell(int root, int to_root, MPI_Comm comm)
+{
+    int token = 1;
+    for (int q = 0; q < size; q++) {
+        if (q == root)
+            continue;
+        int from = to_root ? q : root, to = to_root ? root : q;
+        if (rank == from)
+            MPI_Send(&token, 1, MPI_INT, to, 7, comm);
+        else if (rank == to)
+            MPI_Recv(&token, 1, MPI_INT, from, 7, comm, MPI_STATUS_IGNORE);
+    }
+}
+
+static void not_yet(MPI_Request *r, const char *what, int i)
+{
+    int flag = 1;
+    MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    check(!flag, what, i);
+}
+
+static void pending(MPI_Comm comm)
+{
+    int root = size - 1, v[N], all[64 * N], one[N], sum;
+    MPI_Request r;
+    for (int i = 0; i < 20; i++) {
+        for (int k = 0; k < N; k++)
+            v[k] = rank == root ? 3 * i + k : -1;
+        if (rank != root) {
+            MPI_Ibcast(v, N, MPI_INT, root, comm, &r);
+            not_yet(&r, "an ibcast leaf done before its root started", i);
+        }
+        tell(root, 1, comm);
+        if (rank == root)
+            MPI_Ibcast(v, N, MPI_INT, root, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        int ok = 1;
+        for (int k = 0; k < N; k++)
+            ok &= v[k] == 3 * i + k;
+        check(ok, "ibcast, leaves first", i);
+
+        for (int k = 0; k < size * N && rank == root; k++)
+            all[k] = 5 * i + k;
+        if (rank != root) {
+            MPI_Iscatter(NULL, N, MPI_INT, one, N, MPI_INT, root, comm, &r);
+            not_yet(&r, "an iscatter leaf done before its root started", i);
+        }
+        tell(root, 1, comm);
+        if (rank == root)
+            MPI_Iscatter(all, N, MPI_INT, one, N, MPI_INT, root, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        ok = 1;
+        for (int k = 0; k < N; k++)
+            ok &= one[k] == 5 * i + rank * N + k;
+        check(ok, "iscatter, leaves first", i);
+
+        /* The gather root starts first and waits for the leaves. */
+        for (int k = 0; k < N; k++)
+            one[k] = 100 * rank + i + k;
+        if (rank == root) {
+            MPI_Igather(one, N, MPI_INT, all, N, MPI_INT, root, comm, &r);
+            not_yet(&r, "an igather root done before its leaves started", i);
+        }
+        tell(root, 0, comm);
+        if (rank != root)
+            MPI_Igather(one, N, MPI_INT, all, N, MPI_INT, root, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        ok = 1;
+        for (int q = 0; q < size && rank == root; q++)
+            for (int k = 0; k < N; k++)
+                ok &= all[q * N + k] == 100 * q + i + k;
+        check(ok, "igather, root first", i);
+
+        if (rank != root) {
+            MPI_Ibarrier(comm, &r);
+            not_yet(&r, "an ibarrier done before every member entered", i);
+        }
+        tell(root, 1, comm);
+        if (rank == root)
+            MPI_Ibarrier(comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+
+        int mine = rank + i;
+        if (rank != root) {
+            MPI_Iallreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, comm, &r);
+            not_yet(&r, "an iallreduce done before every member started", i);
+        }
+        tell(root, 1, comm);
+        if (rank == root)
+            MPI_Iallreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        check(sum == size * (size - 1) / 2 + size * i, "iallreduce, one late", i);
+    }
+}
+
+/* A long allreduce behind a broadcast whose answer is to come. */
+static void behind(MPI_Comm comm)
+{
+    int root = size - 1, v = rank == root ? 41 : -1, token = 0;
+    int *a = malloc(sizeof(int) * BIG), *b = malloc(sizeof(int) * BIG);
+    for (int k = 0; k < BIG; k++)
+        a[k] = rank + k % 7;
+    MPI_Request r[2];
+    MPI_Status st[2];
+    if (rank != root) {
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r[0]);
+        MPI_Iallreduce(a, b, BIG, MPI_INT, MPI_SUM, comm, &r[1]);  /* must not wait */
+        MPI_Send(&token, 1, MPI_INT, root, 8, comm);
+        /* In MPICH until the root finished its allreduce: this member's
+         * packets must leave without it. */
+        MPI_Recv(&token, 1, MPI_INT, root, 9, comm, MPI_STATUS_IGNORE);
+        MPI_Waitall(2, r, st);
+    } else {
+        for (int q = 0; q < size - 1; q++)
+            MPI_Recv(&token, 1, MPI_INT, q, 8, comm, MPI_STATUS_IGNORE);
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r[0]);
+        MPI_Iallreduce(a, b, BIG, MPI_INT, MPI_SUM, comm, &r[1]);
+        MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+        for (int q = 0; q < size - 1; q++)
+            MPI_Send(&token, 1, MPI_INT, q, 9, comm);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    }
+    check(v == 41, "ibcast before a long iallreduce", 0);
+    int ok = 1;
+    for (int k = 0; k < BIG; k++)
+        ok &= b[k] == size * (size - 1) / 2 + size * (k % 7);
+    check(ok, "long iallreduce behind an ibcast", 0);
+    free(a);
+    free(b);
+}
+
+/* The communicator is freed while a member's request is open. */
+static void freed(MPI_Comm comm)
+{
+    int root = size - 1;
+    for (int i = 0; i < 10; i++) {
+        MPI_Comm dup;
+        MPI_Request r;
+        MPI_Comm_dup(comm, &dup);
+        MPI_Barrier(dup);                   /* dup gets its row */
+        int v = rank == root ? 9 + i : -1;
+        if (rank != root) {
+            MPI_Ibcast(&v, 1, MPI_INT, root, dup, &r);
+            MPI_Comm_free(&dup);
+        }
+        tell(root, 1, comm);
+        if (rank == root) {
+            MPI_Ibcast(&v, 1, MPI_INT, root, dup, &r);
+            MPI_Comm_free(&dup);
+        }
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        check(v == 9 + i, "ibcast on a communicator freed before the wait", i);
+    }
+}
+
+/* Leaves free their open request: the next call works, and the
+ * communicator can still be freed (its answer is taken by some later
+ * call or dropped with the communicator's state). */
+static void freed_request(MPI_Comm comm)
+{
+    int root = size - 1, w = rank == root ? 6 : -1;
+    static int v;                           /* written whenever the answer is taken */
+    v = rank == root ? 5 : -1;
+    MPI_Request r;
+    if (rank != root) {
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
+        MPI_Request_free(&r);
+        check(r == MPI_REQUEST_NULL, "a freed request is MPI_REQUEST_NULL", 0);
+    }
+    tell(root, 1, comm);
+    if (rank == root) {
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MPI_Bcast(&w, 1, MPI_INT, root, comm);
+    check(w == 6, "bcast after a freed ibcast request", 0);
+}
+
+int main(int argc, char **argv)
+{
+    int expect = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && !strcmp(argv[1], "--expect-short"))
+        expect = 1;
+    else if (argc > 1) {
+        if (rank == 0)
+            fprintf(stderr, "nbshort: unknown argument %s\n", argv[1]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (size > 64) {
+        if (rank == 0)
+            fprintf(stderr, "nbshort: at most 64 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Barrier(comm);                      /* comm gets its row */
+    struct acis_host_stats h0, h1;
+    ahead(comm);
+    MPI_Barrier(comm);          /* every member posted all of ahead()'s calls: none of
+                                   their slots is held by an answer to come */
+    acis_get_host_stats(&h0);
+    pending(comm);
+    acis_get_host_stats(&h1);
+    behind(comm);
+    freed(comm);
+    if (expect)                 /* the engine's requests do not survive it (yet) */
+        freed_request(comm);
+    MPI_Comm_free(&comm);
+
+    /* pending() makes 5 * 20 calls on every rank, each alone in flight.
+     * (Roots running ahead take the engine when the window wraps.) */
+    long mine[2] = { failures, (long)(h1.short_path - h0.short_path) }, tot[2];
+    PMPI_Reduce(mine, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    int rc = 0;
+    if (rank == 0) {
+        printf("nbshort: %d ranks, %ld failures, %ld calls on the short path\n", size, tot[0],
+               tot[1]);
+        rc = tot[0] || (expect && tot[1] != (long)size * 5 * 20);
+    }
+    MPI_Finalize();
+    return rc;
+}

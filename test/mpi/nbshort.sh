@@ -1,0 +1,22 @@
+#!/bin/sh
+# nbshort.sh -- nonblocking collectives on the short path
+# (test/mpi/nbshort.c: roots running ahead, members whose answer is to
+# come, a long allreduce behind such a call while the member sits in
+# MPICH, a communicator freed before the wait).  On shm at 2 and 4 ranks
+# every call of the counted cases must run on the short path; with
+# MPIR_CVAR_OFFLOAD_SHORT_PATH=0, and on udp, the same cases run through
+# the engine and must give the same results.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+export MPIR_CVAR_OFFLOAD=on ACIS_TEST_TIMEOUT=${ACIS_TEST_TIMEOUT:-120}
+
+for np in 2 4; do
+    note "shm, $np ranks: on the short path"
+    MPIR_CVAR_OFFLOAD_DEVICE=shm run_mpi $np "$TESTS_DIR/nbshort" --expect-short ||
+        fail "shm, $np ranks"
+done
+note "shm, 2 ranks, MPIR_CVAR_OFFLOAD_SHORT_PATH=0: through the engine"
+MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_SHORT_PATH=0 run_mpi 2 "$TESTS_DIR/nbshort" ||
+    fail "shm, short path off"
+note "udp, 2 ranks: through the engine"
+MPIR_CVAR_OFFLOAD_DEVICE=udp run_mpi 2 "$TESTS_DIR/nbshort" || fail "udp"
+exit 0
