@@ -87,7 +87,7 @@
                       .rtype = recvtype, .root = root, .comm = comm
 
 /* Which shapes the quick path serves (short.c: blocking broadcast,
- * scatter, gather), and how their blocking entry point tries it: from
+ * scatter, gather, allgather), and how their blocking entry point tries it: from
  * the few words of a struct acis_qargs, filled with the shape's own
  * initializers.  The others try nothing. */
 #define ACIS_QUICK(ID, FILL)                                                  \
@@ -99,6 +99,7 @@
     }
 #define BCAST_QUICK(ID) ACIS_QUICK(ID, BCAST_FILL)
 #define ROOTED_GATHER_QUICK(ID) ACIS_QUICK(ID, ROOTED_GATHER_FILL)
+#define GATHER_QUICK(ID) ACIS_QUICK(ID, GATHER_FILL)
 /* ... and their nonblocking forms (nbc.c makes the request). */
 #define ACIS_NB_QUICK(ID, FILL)                                               \
     {                                                                         \
@@ -109,10 +110,10 @@
     }
 #define BCAST_NB_QUICK(ID) ACIS_NB_QUICK(ID, BCAST_FILL)
 #define ROOTED_GATHER_NB_QUICK(ID) ACIS_NB_QUICK(ID, ROOTED_GATHER_FILL)
+#define GATHER_NB_QUICK(ID) ACIS_NB_QUICK(ID, GATHER_FILL)
 #define BARRIER_NB_QUICK(ID)
 #define REDUCE_NB_QUICK(ID)
 #define ROOTED_REDUCE_NB_QUICK(ID)
-#define GATHER_NB_QUICK(ID)
 #define REDUCE_SCATTER_NB_QUICK(ID)
 #define REDUCE_SCATTER_BLOCK_NB_QUICK(ID)
 #define GATHERV_NB_QUICK(ID)
@@ -121,7 +122,6 @@
 #define BARRIER_QUICK(ID)
 #define REDUCE_QUICK(ID)
 #define ROOTED_REDUCE_QUICK(ID)
-#define GATHER_QUICK(ID)
 #define REDUCE_SCATTER_QUICK(ID)
 #define REDUCE_SCATTER_BLOCK_QUICK(ID)
 #define GATHERV_QUICK(ID)

@@ -446,7 +446,7 @@ int acis_exec_run(struct acis_exec *x);
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
 int acis_nb_start(const struct acis_call *c);
-/* A nonblocking broadcast, scatter or gather (coll) with arguments a on
+/* A nonblocking broadcast, scatter, gather or allgather (coll) with arguments a on
  * the quick path (short.c), its request in *req: 1 with the start's
  * result, 0 if it takes the ordinary way (nothing was changed). */
 struct acis_qargs;
@@ -533,7 +533,7 @@ static inline int acis_short_answer(struct acis_stream *st, struct acis_window *
     return 1;
 }
 
-/* The arguments of a blocking broadcast, scatter or gather, named as in
+/* The arguments of a broadcast, scatter, gather or allgather, named as in
  * struct acis_call (the entry points fill both with the same
  * initializers, intercept.c): all the quick path reads of a call, so the
  * entry point fills these few words and not a whole struct acis_call
@@ -554,7 +554,7 @@ static inline struct acis_qargs acis_qargs_of(const struct acis_call *c)
 }
 
 /* The quick path (short.c), before acis_select(): a blocking broadcast,
- * scatter or gather (coll is one of the three) with arguments a, whose
+ * scatter, gather or allgather (coll is one of the four) with arguments a, whose
  * shape the short path prepared before on this communicator, runs from
  * the cached preparation, counted and decided as acis_select() would.  1
  * with *rc the call's result, 0 if the call takes the ordinary way

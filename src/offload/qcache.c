@@ -1,5 +1,5 @@
-/* qcache.c -- the quick path's cache: broadcasts, scatters and gathers,
- * blocking or not, the short path prepared (short.c), kept on their
+/* qcache.c -- the quick path's cache: broadcasts, scatters, gathers and
+ * allgathers, blocking or not, the short path prepared (short.c), kept on their
  * communicator's offload state (acis_coff.quick, freed with it) by the
  * arguments that shaped them, so that the next call of that shape needs
  * no selection, plan or packet of its own.
@@ -59,6 +59,8 @@ static int keepable(const struct acis_call *c, int rank)
     case ACIS_COLL_SCATTER:
         return (!is_root || predefined(c->stype)) &&
                (c->rbuf == MPI_IN_PLACE || predefined(c->rtype));
+    case ACIS_COLL_ALLGATHER:
+        return (c->sbuf == MPI_IN_PLACE || predefined(c->stype)) && predefined(c->rtype);
     default:
         return 0;
     }

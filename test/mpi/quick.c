@@ -1,10 +1,12 @@
-/* quick.c -- the quick path (src/offload/short.c, qcache.c): a blocking
- * broadcast, scatter or gather of a shape the short path prepared before
- * on the same communicator runs from what it kept.  Every value is
+/* quick.c -- the quick path (src/offload/short.c, qcache.c): a
+ * broadcast, scatter, gather or allgather, blocking or not, of a shape
+ * the short path prepared before on the same communicator runs from what
+ * it kept.  Every value is
  * checked on every rank, every call:
  *   - shapes interleaved, more of them than the cache holds: broadcasts
  *     from every root and of two sizes, scatters and gathers with and
- *     without MPI_IN_PLACE at the root; buffers change place from call
+ *     without MPI_IN_PLACE at the root, allgathers with and without it,
+ *     a nonblocking allgather and broadcast; buffers change place from call
  *     to call (what is kept is where the data lies in them, not where
  *     they are);
  *   - a derived datatype freed and another made, which MPICH mostly
@@ -78,6 +80,27 @@ static void rooted(MPI_Comm comm, int me, int np, int round)
     if (me == 0)
         for (int i = 0; i < 2 * np; i++)
             check(all[i] == value(round, i / 2, i % 2), "gather", round);
+
+    int ip = round % 2;                 /* every rank in place, every other round */
+    for (int i = 0; i < 2 * np; i++)
+        all[i] = ip && i / 2 == me ? value(round, me, i % 2) : -1;
+    MPI_Allgather(ip ? MPI_IN_PLACE : mine, 2, MPI_INT, all, 2, MPI_INT, comm);
+    calls++;
+    for (int i = 0; i < 2 * np; i++)
+        check(all[i] == value(round, i / 2, i % 2), "allgather", round);
+    MPI_Request r;
+    for (int i = 0; i < 2 * np; i++)
+        all[i] = -1;
+    MPI_Iallgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    calls++;
+    for (int i = 0; i < 2 * np; i++)
+        check(all[i] == value(round, i / 2, i % 2), "iallgather", round);
+    int v = me == np - 1 ? value(round, np - 1, 7) : -1;
+    MPI_Ibcast(&v, 1, MPI_INT, np - 1, comm, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    calls++;
+    check(v == value(round, np - 1, 7), "ibcast", round);
 }
 
 static void shapes(MPI_Comm comm)
@@ -138,11 +161,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size > 64)
         MPI_Abort(MPI_COMM_WORLD, 2);
-    struct acis_coll_stats b0, s0, g0, b1, s1, g1;
+    static const acis_coll_t counted[] = { ACIS_COLL_BCAST, ACIS_COLL_SCATTER, ACIS_COLL_GATHER,
+                                           ACIS_COLL_ALLGATHER, ACIS_COLL_IALLGATHER,
+                                           ACIS_COLL_IBCAST };
+    enum { NCOUNTED = sizeof counted / sizeof counted[0] };
+    struct acis_coll_stats c0[NCOUNTED], c1[NCOUNTED];
     struct acis_host_stats h0, h1;
-    acis_get_stats(ACIS_COLL_BCAST, &b0);
-    acis_get_stats(ACIS_COLL_SCATTER, &s0);
-    acis_get_stats(ACIS_COLL_GATHER, &g0);
+    for (int i = 0; i < NCOUNTED; i++)
+        acis_get_stats(counted[i], &c0[i]);
     acis_get_host_stats(&h0);
 
     shapes(MPI_COMM_WORLD);
@@ -154,12 +180,12 @@ int main(int argc, char **argv)
     shapes(rev);
     MPI_Comm_free(&rev);
 
-    acis_get_stats(ACIS_COLL_BCAST, &b1);
-    acis_get_stats(ACIS_COLL_SCATTER, &s1);
-    acis_get_stats(ACIS_COLL_GATHER, &g1);
+    long offloaded = 0;
+    for (int i = 0; i < NCOUNTED; i++) {
+        acis_get_stats(counted[i], &c1[i]);
+        offloaded += (long)(c1[i].offloaded - c0[i].offloaded);
+    }
     acis_get_host_stats(&h1);
-    long offloaded = (long)(b1.offloaded - b0.offloaded + s1.offloaded - s0.offloaded +
-                            g1.offloaded - g0.offloaded);
     long short_path = (long)(h1.short_path - h0.short_path);
     types();
     missing_buffer();
