@@ -81,8 +81,7 @@ struct acis_host_stats {
                                               in MPICH after an abstention
                                               counts as redone) */
     uint64_t early_return;                 /* of those, calls a broadcast or scatter
-                                              root (a gather leaf) returned from,
-                                              or whose request was complete,
+                                              root (a gather leaf) returned from
                                               once its packet was posted, before
                                               the other members had theirs */
     uint64_t own_block;                    /* gathers and scatters this process

@@ -5,7 +5,7 @@
  * and MPICH's senders return once their data is out too (short.c).  A
  * nonblocking call on the short path leaves its packet posted the same
  * way, its request open until the answer is taken (nbc.c), unless the
- * answer was there at once or the member has nothing to receive.  The
+ * answer was there at once.  The
  * segment's slot stays taken until every member has posted.  The answers
  * are taken late (late.c): when the slot is needed again, while the
  * engine moves, by the request's test or wait, and before the

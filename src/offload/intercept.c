@@ -86,7 +86,7 @@
                       .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, \
                       .rtype = recvtype, .root = root, .comm = comm
 
-/* Which shapes the quick path serves (short.c: blocking broadcast,
+/* Which shapes the quick path serves (short.c: barrier, broadcast,
  * scatter, gather, allgather), and how their blocking entry point tries it: from
  * the few words of a struct acis_qargs, filled with the shape's own
  * initializers.  The others try nothing. */
@@ -100,6 +100,7 @@
 #define BCAST_QUICK(ID) ACIS_QUICK(ID, BCAST_FILL)
 #define ROOTED_GATHER_QUICK(ID) ACIS_QUICK(ID, ROOTED_GATHER_FILL)
 #define GATHER_QUICK(ID) ACIS_QUICK(ID, GATHER_FILL)
+#define BARRIER_QUICK(ID) ACIS_QUICK(ID, BARRIER_FILL)
 /* ... and their nonblocking forms (nbc.c makes the request). */
 #define ACIS_NB_QUICK(ID, FILL)                                               \
     {                                                                         \
@@ -111,7 +112,7 @@
 #define BCAST_NB_QUICK(ID) ACIS_NB_QUICK(ID, BCAST_FILL)
 #define ROOTED_GATHER_NB_QUICK(ID) ACIS_NB_QUICK(ID, ROOTED_GATHER_FILL)
 #define GATHER_NB_QUICK(ID) ACIS_NB_QUICK(ID, GATHER_FILL)
-#define BARRIER_NB_QUICK(ID)
+#define BARRIER_NB_QUICK(ID) ACIS_NB_QUICK(ID, BARRIER_FILL)
 #define REDUCE_NB_QUICK(ID)
 #define ROOTED_REDUCE_NB_QUICK(ID)
 #define REDUCE_SCATTER_NB_QUICK(ID)
@@ -119,7 +120,6 @@
 #define GATHERV_NB_QUICK(ID)
 #define ALLGATHERV_NB_QUICK(ID)
 #define SCATTERV_NB_QUICK(ID)
-#define BARRIER_QUICK(ID)
 #define REDUCE_QUICK(ID)
 #define ROOTED_REDUCE_QUICK(ID)
 #define REDUCE_SCATTER_QUICK(ID)

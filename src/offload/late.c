@@ -26,6 +26,12 @@ static int out(const struct acis_coff *co, const struct acis_early *e)
     return co->win.busy[slot] && co->win.owner[slot] == &e->st;
 }
 
+void acis_early_abstained(const struct acis_stream *st)
+{
+    acis_log(0, "a nonblocking %s: a member had no memory for its data; the call returns "
+                "an error", acis_wire_kind_name(st->kind));
+}
+
 /* Take e's answer if it came: 1, else 0 (device lock held). */
 static int take(struct acis_coff *co, struct acis_early *e)
 {
@@ -46,6 +52,8 @@ static int take(struct acis_coff *co, struct acis_early *e)
                      q ? "started" : "returned from");
         }
     }
+    if (abstained)
+        acis_early_abstained(&e->st);
     if (q && q->orphan) {               /* its request was freed (nbc.c) */
         free(q);
     } else if (q) {

@@ -11,9 +11,11 @@
  *
  * A call the short path can serve (one segment, buffers in place, nothing
  * else in flight: short.c) is posted there without an engine state: its
- * request, of its own class, is complete when it returns if the call has
- * nothing to receive or its answer was there at once, else it completes
- * when the answer is taken (early.c, late.c).  Its datatypes are
+ * request, of its own class, is complete when it returns if the call's
+ * answer was there at once, else it completes when the answer is taken
+ * (early.c, late.c) -- even where the call has nothing to receive (a
+ * root of a broadcast): a member that goes the engine's way may abstain
+ * from a nonblocking call, and then every member fails it.  Its datatypes are
  * predefined or its buffers were read at the post, so it holds only its
  * communicator. */
 #include "config.h"
@@ -24,14 +26,20 @@
 #include "offload/offload.h"
 #include "util/util.h"
 
-static int query_fn(void *state, MPI_Status *status)
+/* A collective's status: no elements, not cancelled, no source or tag;
+ * the call's error is what the query returns. */
+static int collective_status(MPI_Status *status, int err)
 {
-    const struct acis_exec *x = state;
     PMPI_Status_set_elements(status, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG = MPI_UNDEFINED;
-    return x->err;
+    return err;
+}
+
+static int query_fn(void *state, MPI_Status *status)
+{
+    return collective_status(status, ((const struct acis_exec *)state)->err);
 }
 
 static int free_fn(void *state)
@@ -225,12 +233,7 @@ void acis_nb_wait(struct acis_exec *x)
 /* The short path's requests: state a struct acis_early_req. */
 static int sq_query(void *state, MPI_Status *status)
 {
-    const struct acis_early_req *q = state;
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    return q->err;
+    return collective_status(status, ((const struct acis_early_req *)state)->err);
 }
 
 /* A request freed before it completed (MPI_Request_free: erroneous on a
@@ -245,12 +248,12 @@ static int sq_free(void *state)
     int open = !atomic_load(&q->done);
     q->orphan = open;
     acis_dev_unlock();
-    if (!open) {
-        free(q);
-    } else if (!q->completed) {
+    if (!q->completed) {                /* it will never complete */
         q->completed = 1;
         acis_comm_drop(q->cs);
     }
+    if (!open)
+        free(q);
     return MPI_SUCCESS;
 }
 
@@ -264,11 +267,25 @@ static void sq_complete(struct acis_early_req *q)
     PMPI_Grequest_complete(q->req);
 }
 
+/* Is q's answer taken (wait: wait until it is)?  A communicator whose
+ * offload state is gone (never while q holds it) fails the call. */
+static int sq_answered(struct acis_early_req *q, int wait)
+{
+    struct acis_coff *co = q->cs->off;
+    if (!co) {
+        q->err = MPI_ERR_INTERN;
+        return 1;
+    }
+    if (wait)
+        acis_early_wait(co, q);
+    return acis_early_test(co, q);
+}
+
 static int sq_poll(void *state, MPI_Status *status)
 {
     struct acis_early_req *q = state;
     (void)status;
-    if (!q->completed && acis_early_test(q->cs->off, q))
+    if (!q->completed && sq_answered(q, 0))
         sq_complete(q);
     return MPI_SUCCESS;
 }
@@ -280,7 +297,7 @@ static int sq_wait(int count, void **states, double timeout, MPI_Status *status)
     for (int i = 0; i < count; i++) {
         struct acis_early_req *q = states[i];
         if (!q->completed)
-            acis_early_wait(q->cs->off, q);
+            sq_answered(q, 1);
         sq_complete(q);
     }
     return MPI_SUCCESS;

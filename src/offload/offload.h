@@ -446,7 +446,7 @@ int acis_exec_run(struct acis_exec *x);
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
 int acis_nb_start(const struct acis_call *c);
-/* A nonblocking broadcast, scatter, gather or allgather (coll) with arguments a on
+/* A nonblocking barrier, broadcast, scatter, gather or allgather (coll) with arguments a on
  * the quick path (short.c), its request in *req: 1 with the start's
  * result, 0 if it takes the ordinary way (nothing was changed). */
 struct acis_qargs;
@@ -533,7 +533,7 @@ static inline int acis_short_answer(struct acis_stream *st, struct acis_window *
     return 1;
 }
 
-/* The arguments of a broadcast, scatter, gather or allgather, named as in
+/* The arguments of a barrier, broadcast, scatter, gather or allgather, named as in
  * struct acis_call (the entry points fill both with the same
  * initializers, intercept.c): all the quick path reads of a call, so the
  * entry point fills these few words and not a whole struct acis_call
@@ -554,7 +554,7 @@ static inline struct acis_qargs acis_qargs_of(const struct acis_call *c)
 }
 
 /* The quick path (short.c), before acis_select(): a blocking broadcast,
- * scatter, gather or allgather (coll is one of the four) with arguments a, whose
+ * scatter, gather, allgather or barrier (coll is one of the five) with arguments a, whose
  * shape the short path prepared before on this communicator, runs from
  * the cached preparation, counted and decided as acis_select() would.  1
  * with *rc the call's result, 0 if the call takes the ordinary way
@@ -663,6 +663,8 @@ static inline void acis_early_kept(struct acis_coff *co, uint32_t slot,
 /* Take co's early answers that came, oldest first, up to the first
  * still out (device lock held, late.c): that one, or NULL. */
 struct acis_early *acis_early_sweep(struct acis_coff *co);
+/* Say that a member abstained from st, a nonblocking call (late.c). */
+void acis_early_abstained(const struct acis_stream *st);
 /* The same, and whether the first still out holds the slot of co's next
  * segment (acis_early_settle waits for it then). */
 static inline int acis_early_holds_next(struct acis_coff *co)

@@ -1,5 +1,5 @@
-/* qcache.c -- the quick path's cache: broadcasts, scatters, gathers and
- * allgathers, blocking or not, the short path prepared (short.c), kept on their
+/* qcache.c -- the quick path's cache: barriers, broadcasts, scatters,
+ * gathers and allgathers, blocking or not, the short path prepared (short.c), kept on their
  * communicator's offload state (acis_coff.quick, freed with it) by the
  * arguments that shaped them, so that the next call of that shape needs
  * no selection, plan or packet of its own.
@@ -51,6 +51,8 @@ static int keepable(const struct acis_call *c, int rank)
 {
     int is_root = rank == c->root;
     switch (acis_coll_blocking(c->coll)) {
+    case ACIS_COLL_BARRIER:
+        return 1;                       /* no data, no datatype */
     case ACIS_COLL_BCAST:
         return c->dt.predefined;        /* c->stype's, as acis_select() found */
     case ACIS_COLL_GATHER:

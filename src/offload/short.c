@@ -80,7 +80,10 @@ static int prepare(const struct acis_call *c, int form, struct acis_short *s)
     if (!cs->off || !qualifies(c, form, &p, &src, &dst))
         return 0;
     memset(s, 0, sizeof *s);
-    s->early = (uint8_t)returns_early(c, &p);
+    /* Not a nonblocking call: a member that goes the engine's way may
+     * abstain from one (exec.c), and every member must then fail it, so
+     * each takes the answer before its request completes. */
+    s->early = form == ACIS_FORM_BLOCKING && returns_early(c, &p);
     s->own_block = s->early && p.has_dst;   /* scatter: the root copies its own */
     if (s->own_block && p.dst_off - p.src_off + dst.len > src.len)
         s->early = s->own_block = 0;        /* blocks of different sizes: an error the
@@ -122,9 +125,9 @@ static int prepare(const struct acis_call *c, int form, struct acis_short *s)
 #define REDO 2
 
 /* A nonblocking call (q, its request's) was posted on slot (device lock
- * held): done at once if it has nothing to receive or its answer is
- * there (the last member to post has it; a member that abstained fails
- * the call on every member), else kept for q.  1 with the lock
+ * held): done at once if its answer is there (the last member to post
+ * has it; a member that abstained fails the call on every member), else
+ * kept for q.  1 with the lock
  * released, or 0 with it held if the answer says the members' packets
  * disagree (go() breaks the communicator). */
 static int nb_posted(struct acis_coff *co, uint32_t slot, const struct acis_short *s,
@@ -132,14 +135,12 @@ static int nb_posted(struct acis_coff *co, uint32_t slot, const struct acis_shor
 {
     struct acis_stream *st = &co->early[slot].st;
     int taken = 0;
-    if (s->early) {
-        acis_early_kept(co, slot, NULL);
-        ACIS_COUNT(early_return, 1);
-        atomic_store(&q->done, 1);
-    } else if (acis_short_answer(st, &co->win, &co->early[slot].t, &taken)) {
+    if (acis_short_answer(st, &co->win, &co->early[slot].t, &taken)) {
         if (taken != 0)
             return 0;
         q->err = st->refused ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        if (st->refused)
+            acis_early_abstained(st);
         atomic_store(&q->done, 1);
     } else {
         acis_early_kept(co, slot, q);   /* its answer is taken later */
@@ -153,8 +154,8 @@ static int nb_posted(struct acis_coff *co, uint32_t slot, const struct acis_shor
  * call's result, REDO if it is to be redone in MPICH (counted), or 0 if
  * it must take the engine (nothing was touched but early answers
  * taken).  A nonblocking call (q, its request's) never waits: it is
- * posted and q is done if its answer was there at once or it has
- * nothing to receive, else its answer is taken later for q (late.c). */
+ * posted and q is done if its answer was there at once, else its answer
+ * is taken later for q (late.c). */
 static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct acis_short *s,
               struct acis_early_req *q, int *rc)
 {

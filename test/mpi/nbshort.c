@@ -1,10 +1,9 @@
 /* nbshort.c -- nonblocking collectives on the short path (src/offload/
  * nbc.c, short.c, early.c, late.c): posted at the start, their requests
- * complete at once when the call has nothing to receive (a broadcast or
- * scatter root, a gather leaf) or its answer was there, else when the
+ * complete at once when the call's answer was there, else when the
  * answer is taken.  Cases, each checking every value on every rank:
- *   - roots run ahead: many more calls than the slot window, root buffers
- *     overwritten right after each wait;
+ *   - many calls in a row, more than the slot window, root and leaf
+ *     buffers overwritten right after each wait;
  *   - members whose answer cannot be there yet (the others start the call
  *     only after a message this member sends once it started its own):
  *     MPI_Test must say not done, then the data must arrive -- broadcast,
@@ -18,11 +17,17 @@
  *   - with --expect-short, a request freed before it completed
  *     (MPI_Request_free: erroneous on a collective's, but on the short
  *     path it must not corrupt memory -- the sanitized build runs this
- *     too; the engine's requests are not made to survive it).
- * With --expect-short the counters must show every call of the second
- * case on the short path (so a silent engine or MPICH fallback cannot
- * pass); the first runs there until the window wraps.
- * Usage: nbshort [--expect-short] */
+ *     too; the engine's requests are not made to survive it), and one
+ *     freed after a later wait took its answer;
+ *   - with --abstain, rank 1 without memory for any nonblocking call's
+ *     data (MPIR_CVAR_OFFLOAD_FAULT_NOMEM_NB=1 on it alone): it takes the
+ *     engine's way and abstains, and every member -- rank 0 on the short
+ *     path, even as a broadcast's root or a gather's leaf -- must fail the
+ *     call with MPI_ERR_NO_MEM, the communicator going on.
+ * With --expect-short the counters must show every call of the first two
+ * cases on the short path (so a silent engine or MPICH fallback cannot
+ * pass).
+ * Usage: nbshort [--expect-short | --abstain] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +45,7 @@ static void check(int ok, const char *what, int i)
         fprintf(stderr, "nbshort[%d]: FAIL %s (call %d)\n", rank, what, i);
 }
 
-/* Roots of broadcasts and scatters, leaves of gathers, run ahead. */
+/* Calls in a row; what a member sent is its own again after the wait. */
 static void ahead(MPI_Comm comm)
 {
     int v[N], all[64 * N], one[N];
@@ -260,16 +265,54 @@ static void freed_request(MPI_Comm comm)
     }
     MPI_Bcast(&w, 1, MPI_INT, root, comm);
     check(w == 6, "bcast after a freed ibcast request", 0);
+
+    /* A request whose answer a later wait took, freed: its communicator
+     * must still close (MPI_Comm_free in main, then MPI_Finalize). */
+    MPI_Request r2;
+    if (rank != root)
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
+    tell(root, 1, comm);
+    if (rank == root)
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
+    MPI_Ibcast(&w, 1, MPI_INT, root, comm, &r2);
+    MPI_Wait(&r2, MPI_STATUS_IGNORE);
+    MPI_Request_free(&r);
+    check(v == 5 && w == 6, "ibcasts before a freed request", 0);
+}
+
+/* Rank 1 abstains from every nonblocking call (see the top). */
+static void abstain(MPI_Comm comm)
+{
+    int v[4], all[8], mine[4] = { rank, rank, rank, rank }, sum, cls;
+    MPI_Request r;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 5; i++) {
+        int rc = MPI_Ibcast(v, 4, MPI_INT, 0, comm, &r);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        check(cls == MPI_ERR_NO_MEM, "an ibcast a member abstained from fails", i);
+        rc = MPI_Igather(mine, 4, MPI_INT, all, 4, MPI_INT, 1, comm, &r);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        check(cls == MPI_ERR_NO_MEM, "an igather its root abstained from fails", i);
+        rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm);
+        check(rc == MPI_SUCCESS && sum == size * (size - 1) / 2,
+              "an allreduce after the failed calls", i);
+    }
 }
 
 int main(int argc, char **argv)
 {
-    int expect = 0;
+    int expect = 0, abstaining = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc > 1 && !strcmp(argv[1], "--expect-short"))
         expect = 1;
+    else if (argc > 1 && !strcmp(argv[1], "--abstain"))
+        abstaining = 1;
     else if (argc > 1) {
         if (rank == 0)
             fprintf(stderr, "nbshort: unknown argument %s\n", argv[1]);
@@ -283,11 +326,24 @@ int main(int argc, char **argv)
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Barrier(comm);                      /* comm gets its row */
+    if (abstaining) {
+        struct acis_host_stats h;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        abstain(comm);
+        acis_get_host_stats(&h);
+        if (rank == 0)                      /* ... on the short path */
+            check(h.short_path >= 10, "rank 0's calls on the short path", 0);
+        MPI_Comm_free(&comm);
+        int all;
+        PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("nbshort --abstain: %d ranks, %d failures\n", size, all);
+        MPI_Finalize();
+        return all != 0;
+    }
     struct acis_host_stats h0, h1;
-    ahead(comm);
-    MPI_Barrier(comm);          /* every member posted all of ahead()'s calls: none of
-                                   their slots is held by an answer to come */
     acis_get_host_stats(&h0);
+    ahead(comm);
     pending(comm);
     acis_get_host_stats(&h1);
     behind(comm);
@@ -296,15 +352,15 @@ int main(int argc, char **argv)
         freed_request(comm);
     MPI_Comm_free(&comm);
 
-    /* pending() makes 5 * 20 calls on every rank, each alone in flight.
-     * (Roots running ahead take the engine when the window wraps.) */
+    /* ahead() and pending() make 3 * RUN + 5 * 20 calls on every rank,
+     * each completed before the next starts: none finds its slot held. */
     long mine[2] = { failures, (long)(h1.short_path - h0.short_path) }, tot[2];
     PMPI_Reduce(mine, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int rc = 0;
     if (rank == 0) {
         printf("nbshort: %d ranks, %ld failures, %ld calls on the short path\n", size, tot[0],
                tot[1]);
-        rc = tot[0] || (expect && tot[1] != (long)size * 5 * 20);
+        rc = tot[0] || (expect && tot[1] != (long)size * (3 * RUN + 5 * 20));
     }
     MPI_Finalize();
     return rc;

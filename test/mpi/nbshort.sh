@@ -2,8 +2,10 @@
 # nbshort.sh -- nonblocking collectives on the short path
 # (test/mpi/nbshort.c: roots running ahead, members whose answer is to
 # come, a long allreduce behind such a call while the member sits in
-# MPICH, a communicator freed before the wait).  On shm at 2 and 4 ranks
-# every call of the counted cases must run on the short path; with
+# MPICH, a communicator freed before the wait, requests freed).  On shm
+# at 2 and 4 ranks every call of the counted cases must run on the short
+# path; a member that abstains (no memory) makes every member fail the
+# call, those on the short path too, and the communicator goes on; with
 # MPIR_CVAR_OFFLOAD_SHORT_PATH=0, and on udp, the same cases run through
 # the engine and must give the same results.
 . "${top_srcdir:-.}/test/mpi/common.sh"
@@ -14,6 +16,11 @@ for np in 2 4; do
     MPIR_CVAR_OFFLOAD_DEVICE=shm run_mpi $np "$TESTS_DIR/nbshort" --expect-short ||
         fail "shm, $np ranks"
 done
+note "shm, 2 ranks: rank 1 abstains from every nonblocking call; all fail it with MPI_ERR_NO_MEM"
+MPIR_CVAR_OFFLOAD_DEVICE=shm timeout -k 10 "$ACIS_TEST_TIMEOUT" "$MPIEXEC" \
+    -n 1 "$TESTS_DIR/nbshort" --abstain : \
+    -n 1 env MPIR_CVAR_OFFLOAD_FAULT_NOMEM_NB=1 "$TESTS_DIR/nbshort" --abstain ||
+    fail "shm, a member abstaining"
 note "shm, 2 ranks, MPIR_CVAR_OFFLOAD_SHORT_PATH=0: through the engine"
 MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD_SHORT_PATH=0 run_mpi 2 "$TESTS_DIR/nbshort" ||
     fail "shm, short path off"
