@@ -39,7 +39,8 @@ static int take(struct acis_coff *co, struct acis_early *e)
     if (!acis_short_answer(&e->st, &co->win, &e->t, &rc))
         return 0;
     struct acis_early_req *q = e->req;
-    int abstained = rc == 0 && e->st.refused && q;     /* a nonblocking call fails alone */
+    int abstained = rc == 0 && e->st.refused && q;  /* a nonblocking call: it fails, the
+                                                     communicator stays */
     if (rc != 0 || e->st.refused) {
         acis_stream_release(&e->st, &co->win, 0);
         struct acis_comm *cs = co->cs;
@@ -63,6 +64,12 @@ static int take(struct acis_coff *co, struct acis_early *e)
     e->req = NULL;
     co->nearly--;
     return 1;
+}
+
+int acis_early_holds_next(struct acis_coff *co)
+{
+    struct acis_early *e = co->nearly ? acis_early_sweep(co) : NULL;
+    return e && e == &co->early[co->win.next_pos % co->win.size];
 }
 
 struct acis_early *acis_early_sweep(struct acis_coff *co)

@@ -667,11 +667,7 @@ struct acis_early *acis_early_sweep(struct acis_coff *co);
 void acis_early_abstained(const struct acis_stream *st);
 /* The same, and whether the first still out holds the slot of co's next
  * segment (acis_early_settle waits for it then). */
-static inline int acis_early_holds_next(struct acis_coff *co)
-{
-    struct acis_early *e = co->nearly ? acis_early_sweep(co) : NULL;
-    return e && e == &co->early[co->win.next_pos % co->win.size];
-}
+int acis_early_holds_next(struct acis_coff *co);
 /* Wait for co's early answer on the slot of its next segment (all: for
  * every one); until q's answer is taken; take what came and say whether
  * q's is (never waits).  Each takes the device lock itself.  co->early is

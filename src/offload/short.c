@@ -168,7 +168,7 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
     uint32_t slot;
 
     acis_dev_lock();
-    if (co && acis_early_holds_next(co)) {
+    if (co && co->nearly && acis_early_holds_next(co)) {
         acis_dev_unlock();              /* the slot waits for an early call's answer */
         if (q)
             return 0;
