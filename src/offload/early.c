@@ -15,7 +15,8 @@
  * communicator's offload state is freed is dropped (engine.c, coff_free
  * frees co->early): the members' closing barrier is done, so all have
  * posted, and the row may be another communicator's by then; an open
- * request holds its communicator, so none of those is dropped. */
+ * request holds its communicator, so none of those is dropped (but one
+ * freed open: nbc.c). */
 #include "config.h"
 
 #include <stdlib.h>

@@ -26,10 +26,15 @@ static int out(const struct acis_coff *co, const struct acis_early *e)
     return co->win.busy[slot] && co->win.owner[slot] == &e->st;
 }
 
-void acis_early_abstained(const struct acis_stream *st)
+void acis_early_req_answered(struct acis_early_req *q, const struct acis_stream *st,
+                             int failed)
 {
-    acis_log(0, "a nonblocking %s: a member had no memory for its data; the call returns "
-                "an error", acis_wire_kind_name(st->kind));
+    int abstained = !failed && st->refused;
+    if (abstained)
+        acis_log(0, "a nonblocking %s: a member had no memory for its data; the call "
+                    "returns an error", acis_wire_kind_name(st->kind));
+    q->err = failed ? MPI_ERR_INTERN : abstained ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    atomic_store_explicit(&q->done, 1, memory_order_release);
 }
 
 /* Take e's answer if it came: 1, else 0 (device lock held). */
@@ -53,14 +58,10 @@ static int take(struct acis_coff *co, struct acis_early *e)
                      q ? "started" : "returned from");
         }
     }
-    if (abstained)
-        acis_early_abstained(&e->st);
-    if (q && q->orphan) {               /* its request was freed (nbc.c) */
+    if (q && q->orphan)                 /* its request was freed (nbc.c) */
         free(q);
-    } else if (q) {
-        q->err = abstained ? MPI_ERR_NO_MEM : rc != 0 || e->st.refused ? MPI_ERR_INTERN : 0;
-        atomic_store_explicit(&q->done, 1, memory_order_release);
-    }
+    else if (q)
+        acis_early_req_answered(q, &e->st, rc != 0);
     e->req = NULL;
     co->nearly--;
     return 1;

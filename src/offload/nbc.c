@@ -15,9 +15,9 @@
  * answer was there at once, else it completes when the answer is taken
  * (early.c, late.c) -- even where the call has nothing to receive (a
  * root of a broadcast): a member that goes the engine's way may abstain
- * from a nonblocking call, and then every member fails it.  Its datatypes are
- * predefined or its buffers were read at the post, so it holds only its
- * communicator. */
+ * from a nonblocking call, and then every member fails it.  Its buffers
+ * are used in place, their addresses worked out at the start, so it
+ * needs no datatype afterwards and holds only its communicator. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -267,15 +267,11 @@ static void sq_complete(struct acis_early_req *q)
     PMPI_Grequest_complete(q->req);
 }
 
-/* Is q's answer taken (wait: wait until it is)?  A communicator whose
- * offload state is gone (never while q holds it) fails the call. */
+/* Is q's answer taken (wait: wait until it is)?  q holds its
+ * communicator, so the communicator's offload state is there. */
 static int sq_answered(struct acis_early_req *q, int wait)
 {
     struct acis_coff *co = q->cs->off;
-    if (!co) {
-        q->err = MPI_ERR_INTERN;
-        return 1;
-    }
     if (wait)
         acis_early_wait(co, q);
     return acis_early_test(co, q);

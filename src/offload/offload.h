@@ -663,8 +663,11 @@ static inline void acis_early_kept(struct acis_coff *co, uint32_t slot,
 /* Take co's early answers that came, oldest first, up to the first
  * still out (device lock held, late.c): that one, or NULL. */
 struct acis_early *acis_early_sweep(struct acis_coff *co);
-/* Say that a member abstained from st, a nonblocking call (late.c). */
-void acis_early_abstained(const struct acis_stream *st);
+/* The answer to st, q's call, was taken (late.c): q is done, with
+ * MPI_ERR_INTERN if it failed (the members' packets disagreed),
+ * MPI_ERR_NO_MEM (said) if a member abstained, else no error. */
+void acis_early_req_answered(struct acis_early_req *q, const struct acis_stream *st,
+                             int failed);
 /* The same, and whether the first still out holds the slot of co's next
  * segment (acis_early_settle waits for it then). */
 int acis_early_holds_next(struct acis_coff *co);

@@ -138,10 +138,7 @@ static int nb_posted(struct acis_coff *co, uint32_t slot, const struct acis_shor
     if (acis_short_answer(st, &co->win, &co->early[slot].t, &taken)) {
         if (taken != 0)
             return 0;
-        q->err = st->refused ? MPI_ERR_NO_MEM : MPI_SUCCESS;
-        if (st->refused)
-            acis_early_abstained(st);
-        atomic_store(&q->done, 1);
+        acis_early_req_answered(q, st, 0);
     } else {
         acis_early_kept(co, slot, q);   /* its answer is taken later */
     }
