@@ -114,7 +114,12 @@ enum acis_wdt {
                                    memory for its data) and sends none; switch
                                    answer (with ERROR): a member abstained, every
                                    member redoes the collective in MPICH */
-#define ACIS_F_KNOWN   0x007f
+#define ACIS_F_UNSEALED 0x0080  /* data packet with checksum 0, sent where the
+                                   path never leaves memory (loopback) between
+                                   a switch and a host whose HELLO offered it
+                                   (ACIS_HELLO_UNSEALED); taken without its
+                                   CRC only there (acis_wire_decode_from) */
+#define ACIS_F_KNOWN   0x00ff
 
 /* The header, decoded.  Field order and widths are those on the wire. */
 struct acis_hdr {
@@ -172,6 +177,8 @@ enum acis_wire_err {
 
 /* HELLO: header.src = global rank, header.job_key; payload: */
 #define ACIS_HELLO_LEN 8         /* u32 world_size, u32 flags */
+#define ACIS_HELLO_UNSEALED 2u   /* flags: a host on loopback that sends and
+                                    takes unsealed data packets (ACIS_F_UNSEALED) */
 #define ACIS_HELLO_SWITCH 1u     /* flags: a switch asks its parent for a
                                     link port; src is its boot id, world 0 */
 
@@ -297,7 +304,9 @@ enum acis_status {
     X(quick, "packets taken by the quick path (a piece of a segment in progress, "  \
              "or the first of one shaped as the slot's last)")                \
     X(crossed, "data packets a worker handed to their row's worker, every "   \
-               "worker paused (acis-switchd --threads)")
+               "worker paused (acis-switchd --threads)")                      \
+    X(unsealed, "data packets taken without a checksum, from hosts on "       \
+                "loopback (flag UNSEALED)")
 
 enum acis_switch_counter {
 #define ACIS_X(name, text) ACIS_SWC_##name,
@@ -339,6 +348,10 @@ void acis_hdr_seal(uint8_t *hdr, const void *payload, size_t len);
 void acis_hdr_seal2(uint8_t *hdr, const void *p1, size_t l1,
                     const void *p2, size_t l2);
 
+/* Mark an encoded header unsealed: flag ACIS_F_UNSEALED, checksum 0 (a
+ * data packet on a path that never leaves memory; see ACIS_F_UNSEALED). */
+void acis_hdr_unsealed(uint8_t *hdr);
+
 /* CRC-32C (Castagnoli), continuing from crc (start with 0). */
 uint32_t acis_crc32c(uint32_t crc, const void *buf, size_t len);
 /* The same over len bytes whose 4 bytes at hole (hole + 4 <= len) are
@@ -349,6 +362,13 @@ uint32_t acis_crc32c_hole(uint32_t crc, const void *buf, size_t len, size_t hole
  * payload.  Returns ACIS_WERR_OK with *h filled, or the first problem. */
 enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
                                     size_t max_payload, struct acis_hdr *h);
+/* The same for a datagram that came over loopback when memory is 1: a
+ * collective's packet marked ACIS_F_UNSEALED with checksum 0 is taken
+ * without its CRC (memory never garbles it; the kernel does not checksum
+ * loopback either).  Every other packet is checked as by
+ * acis_wire_decode, and UNSEALED on a control message is refused. */
+enum acis_wire_err acis_wire_decode_from(const void *buf, size_t len, size_t max_payload,
+                                         int memory, struct acis_hdr *h);
 
 /* Bytes of one scan or exscan segment on a row of `members` members whose
  * switch keeps every member's piece of a segment in one buffer of payload

@@ -76,6 +76,10 @@ struct acis_chan_ops {
     /* Optional, for a channel that may still read a payload after send
      * returned (zero copy): wait until it no longer does.  0, or -1. */
     int (*flush)(struct acis_chan *ch);
+    /* Optional, for a sealed channel: 1 if its path to the switch never
+     * leaves this machine's memory (a loopback address), so data packets
+     * may travel unsealed (ACIS_F_UNSEALED) if the switch agrees. */
+    int (*memory)(struct acis_chan *ch);
     /* Optional: the largest packet (header and payload) it carries. */
     uint32_t (*max_packet)(struct acis_chan *ch);
     /* Optional, for the reliable channel whose switch publishes answers

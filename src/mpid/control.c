@@ -132,7 +132,10 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         acis_dev.req = (uint32_t)acis_now_ns();
     uint8_t hdr[ACIS_HDR_LEN], pl[ACIS_HELLO_LEN] = { 0 };
     uint32_t seq = ++acis_dev.req;
+    acis_dev.memory = acis_dev.ops->memory && acis_dev.ops->memory(acis_dev.ch);
+    atomic_store(&acis_dev.unseal, 0);
     acis_put32(pl, world);
+    acis_put32(pl + 4, acis_dev.memory ? ACIS_HELLO_UNSEALED : 0);
     acis_dev_control_packet(&acis_dev, hdr, ACIS_K_HELLO, 0, seq, pl, sizeof pl);
     uint64_t foreign = atomic_load(&acis_util.host.packets_foreign);
     struct acis_dev_ctl res;
@@ -202,6 +205,8 @@ void acis_dev_close(void)
         acis_dev.rx[i] = NULL;
     }
     memset(&acis_dev.info, 0, sizeof acis_dev.info);
+    acis_dev.memory = 0;
+    atomic_store(&acis_dev.unseal, 0);
 }
 
 /* A CT_REPLY's fields (flags only where the switch sent them). */

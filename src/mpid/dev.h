@@ -69,6 +69,12 @@ struct acis_dev_ctx {
     pthread_mutex_t lock;
     /* fault injection on what we send */
     struct acis_fault fault;
+    /* the path to the switch never leaves memory (ops->memory): HELLO
+       offers unsealed data packets, and the switch's may come so */
+    int memory;
+    /* the switch took the offer (it answered unsealed): ours go so too,
+       unless we inject corruption */
+    atomic_int unseal;
 };
 
 extern struct acis_dev_ctx acis_dev;

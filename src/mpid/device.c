@@ -123,9 +123,17 @@ int acis_dev_reliable(void)
 
 int acis_dev_send(const struct acis_dev_pkt *pkts, int n)
 {
+    /* Sealed unless the path is memory and the switch took the offer; a
+     * corrupted packet (injected) must be caught by its checksum */
+    int open = atomic_load_explicit(&acis_dev.unseal, memory_order_relaxed) &&
+               !acis_dev.fault.r.corrupt;
     if (acis_dev.ops->sealed)
-        for (int i = 0; i < n; i++)
-            acis_hdr_seal(pkts[i].hdr, pkts[i].payload, pkts[i].len);
+        for (int i = 0; i < n; i++) {
+            if (open)
+                acis_hdr_unsealed(pkts[i].hdr);
+            else
+                acis_hdr_seal(pkts[i].hdr, pkts[i].payload, pkts[i].len);
+        }
     if (acis_dev_chan_send(&acis_dev, pkts, n) != 0)
         return -1;
     ACIS_COUNT(packets_sent, (uint64_t)n);
@@ -145,7 +153,8 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
 {
     struct acis_hdr h;
     size_t max = d->info.max_payload ? d->info.max_payload : ACIS_MAX_PAYLOAD;
-    int valid = acis_wire_decode(pkt, len, max, &h) == ACIS_WERR_OK && h.job_key == d->key &&
+    int valid = acis_wire_decode_from(pkt, len, max, d->memory, &h) == ACIS_WERR_OK &&
+                h.job_key == d->key &&
                 (h.flags & ACIS_F_RESULT) && h.src == ACIS_NO_RANK;
     unsigned kind = valid ? ACIS_OPC_KIND(h.opcode) : ACIS_K_NONE;
     struct acis_dev_ctl *c = valid && kind >= ACIS_K_HELLO   /* data answers: no lookup */
@@ -161,6 +170,9 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
     }
     ACIS_COUNT(packets_received, 1);
     ACIS_COUNT(bytes_received, len);
+    if ((h.flags & ACIS_F_UNSEALED) && !h.checksum &&
+        !atomic_load_explicit(&d->unseal, memory_order_relaxed))
+        atomic_store_explicit(&d->unseal, 1, memory_order_relaxed);   /* the switch agreed */
     atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
     atomic_store_explicit(&d->asked_ns, 0, memory_order_relaxed);
     if (kind >= ACIS_K_HELLO) {

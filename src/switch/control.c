@@ -119,8 +119,11 @@ static void hello(struct acis_sw *sw, uint32_t port, const void *peer,
     }
     struct sw_job *job = &sw->jobs[j];
     int was = sw_job_present(job);
-    sw->ports[p] = (struct sw_port){ .in_use = 1, .job = j, .rank = h->src,
-                                     .waiting = !job->told, .hello_seq = h->seq };
+    int memory = (acis_get32(payload + 4) & ACIS_HELLO_UNSEALED) && sw->io.memory &&
+                 sw->io.memory(sw->io.ctx, peer);
+    sw->ports[p] = (struct sw_port){ .in_use = 1, .memory = (uint8_t)memory, .job = j,
+                                     .rank = h->src, .waiting = !job->told,
+                                     .hello_seq = h->seq };
     job->hosts++;
     SWC(sw, ports_in_use)++;
     if (sw->o.verbose)

@@ -97,7 +97,7 @@ struct acis_swemu *acis_swemu_create(uint64_t key, const uint32_t *granks, uint3
     o.jobs = 1;
     o.setups = 1;
     o.payload = payload;
-    struct acis_sw_io io = { e, emu_open, emu_close, emu_send, emu_reply };
+    struct acis_sw_io io = { e, emu_open, emu_close, emu_send, emu_reply, NULL };
     e->members = n;
     e->slots = slots;
     e->port_of = malloc(sizeof(uint32_t) * n);

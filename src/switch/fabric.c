@@ -270,7 +270,7 @@ struct acis_fabric *acis_fabric_create(const char *topo, const struct acis_sw_op
         so.ports = nd->ports ? nd->ports : 1;
         so.links = nd->ports - nd->hosts;
         so.threads = 0;                  /* a fabric's switches serve with one */
-        struct acis_sw_io io = { nd, node_open, node_close, node_send, node_reply };
+        struct acis_sw_io io = { nd, node_open, node_close, node_send, node_reply, NULL };
         nd->sw = acis_sw_create(&so, &io, err, errlen);
         if (!nd->sw)
             goto fail;

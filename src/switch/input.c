@@ -29,7 +29,8 @@ static void full_input(struct acis_sw *sw, uint32_t port, const void *peer, cons
     struct acis_hdr h;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
-    if (acis_wire_decode(pkt, len, sw->o.payload, &h) != ACIS_WERR_OK) {
+    int memory = port < sw->o.ports && sw->ports[port].in_use && sw->ports[port].memory;
+    if (acis_wire_decode_from(pkt, len, sw->o.payload, memory, &h) != ACIS_WERR_OK) {
         SWC(sw, drop_malformed)++;
         return;
     }
@@ -69,6 +70,8 @@ static void full_input(struct acis_sw *sw, uint32_t port, const void *peer, cons
         SWC(sw, drop_not_member)++;
         return;
     }
+    if ((h.flags & ACIS_F_UNSEALED) && !h.checksum)
+        SWC(sw, unsealed)++;
     sw_cgr_input(sw, ct, port, &h, payload);
 }
 

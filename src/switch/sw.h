@@ -72,6 +72,9 @@ struct sw_port {
     uint8_t link;            /* a child switch, not a host */
     uint8_t waiting;         /* a host below a parent: its WELCOME waits until
                                 the top of the tree knows its job */
+    uint8_t memory;          /* hosts: on loopback and offered unsealed data
+                                packets (ACIS_HELLO_UNSEALED): they may come
+                                so, and answers to it alone go so */
     uint8_t held;            /* not in use, but its host's job (job) lives on:
                                 the job's rows may still name the port, so
                                 only that job may take it (its answers carry

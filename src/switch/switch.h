@@ -95,6 +95,10 @@ struct acis_sw_io {
                  const struct iovec *iov, int iovcnt);
     /* Answer the sender of the current service-port packet. */
     void (*reply)(void *ctx, const void *peer, const struct iovec *iov, int iovcnt);
+    /* Optional: 1 if datagrams from and to peer never leave memory (a
+     * loopback address): a host there whose HELLO offers it exchanges
+     * its data packets unsealed (ACIS_F_UNSEALED). */
+    int (*memory)(void *ctx, const void *peer);
 };
 
 struct acis_sw;

@@ -109,6 +109,12 @@ static int port_open(void *ctx, uint32_t port, const void *vpeer)
     return sw_addrmap_add(&l->u->map, port, vpeer);
 }
 
+static int peer_memory(void *ctx, const void *vpeer)
+{
+    (void)ctx;
+    return acis_addr_loopback((const struct sockaddr *)&((const struct sw_peer *)vpeer)->a);
+}
+
 static void port_close(void *ctx, uint32_t port)
 {
     struct udp_lane *l = ctx;
@@ -320,7 +326,8 @@ struct acis_udpsw *acis_udpsw_create(const char *listen, const struct acis_sw_op
     struct acis_sw_opts co = *o;
     if (co.credits == 0)        /* what the shared socket's buffer holds */
         co.credits = ACIS_BUF_PACKETS(rcv, o->payload);
-    struct acis_sw_io io = { &u->lanes[0], port_open, port_close, send_ports, reply };
+    struct acis_sw_io io = { &u->lanes[0], port_open, port_close, send_ports, reply,
+                             peer_memory };
     u->core = acis_sw_create(&co, &io, err, errlen);
     if (!u->core)
         goto fail;

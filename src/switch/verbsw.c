@@ -155,7 +155,7 @@ struct acis_verbsw *acis_verbsw_create(const char *dev, int port,
     if (co.credits == 0)
         co.credits = RX_DEPTH / 2;
     co.threads = 0;              /* one queue pair, one worker (no locks taken) */
-    struct acis_sw_io io = { v, port_open, port_close, send_ports, reply };
+    struct acis_sw_io io = { v, port_open, port_close, send_ports, reply, NULL };
     if (!(v->core = acis_sw_create(&co, &io, err, errlen)))
         goto fail;
     struct acis_ib_addr me;

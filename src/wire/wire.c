@@ -211,6 +211,12 @@ void acis_hdr_seal(uint8_t *hdr, const void *payload, size_t len)
     acis_hdr_seal2(hdr, payload, len, NULL, 0);
 }
 
+void acis_hdr_unsealed(uint8_t *hdr)
+{
+    acis_put16(hdr + 8, (uint16_t)(acis_get16(hdr + 8) | ACIS_F_UNSEALED));
+    acis_put32(hdr + ACIS_HDR_CHECKSUM, 0);
+}
+
 static int is_reduction(unsigned kind)
 {
     return (1u << kind) & (1u << ACIS_K_REDUCE | 1u << ACIS_K_ALLREDUCE |
@@ -258,6 +264,12 @@ static int control_len_ok(unsigned kind, uint32_t len, const uint8_t *payload)
 enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
                                     size_t max_payload, struct acis_hdr *h)
 {
+    return acis_wire_decode_from(buf, len, max_payload, 0, h);
+}
+
+enum acis_wire_err acis_wire_decode_from(const void *buf, size_t len, size_t max_payload,
+                                         int memory, struct acis_hdr *h)
+{
     const uint8_t *p = buf;
     if (len < ACIS_HDR_LEN)
         return ACIS_WERR_SHORT;
@@ -272,7 +284,11 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
     int coll = kind >= ACIS_K_BARRIER && kind <= ACIS_K_COLL_LAST;
     if (coll ? h->payload_len > max_payload : h->payload_len > ACIS_MAX_PAYLOAD)
         return ACIS_WERR_TOO_BIG;
-    if (acis_crc32c_hole(0, p, len, ACIS_HDR_CHECKSUM) != h->checksum)
+    int unsealed = (h->flags & ACIS_F_UNSEALED) != 0;
+    if (unsealed && !coll)
+        return ACIS_WERR_FLAGS;
+    if (!(memory && unsealed && h->checksum == 0) &&
+        acis_crc32c_hole(0, p, len, ACIS_HDR_CHECKSUM) != h->checksum)
         return ACIS_WERR_CHECKSUM;
     unsigned alg = ACIS_OPC_ALG(h->opcode);
     if ((!coll && (kind < ACIS_K_HELLO || kind > ACIS_K_LAST)) ||

@@ -90,6 +90,7 @@ f1=$(snmp sw1 Ip FragCreates)
 [ "$f1" -gt "$f0" ] || fail "sw1 cut no datagram into fragments"
 stats "$a1" "$TMPD/s1"
 [ "$(val seg_allreduce "$TMPD/s1")" -gt 0 ] || fail "no allreduce segments at sw1"
+[ "$(val unsealed "$TMPD/s1")" = 0 ] || fail "sw1, not on loopback, took packets unsealed"
 idle "$a1"
 echo "ok: sw1 made $((f1 - f0)) fragments; $(val segments "$TMPD/s1") segments"
 
@@ -112,6 +113,7 @@ cluster_mpiexec -f "$TMPD/hosts" \
     fail "coll_check on two linked switches"
 stats "$a2" "$TMPD/s2"
 [ "$(val link_up "$TMPD/s2")" -gt 0 ] || fail "sw2 sent nothing up to sw1"
+[ "$(val unsealed "$TMPD/s2")" = 0 ] || fail "sw2, not on loopback, took packets unsealed"
 idle "$a1"
 idle "$a2"
 echo "ok: sw2 sent $(val link_up "$TMPD/s2") segments up"

@@ -1,6 +1,7 @@
 /* check_wire.c -- unit tests of the wire codec: round trips of every
- * field, every rejection reason of acis_wire_decode(), CRC-32C against its
- * standard check value, and element sizes against the C layouts. */
+ * field, every rejection reason of acis_wire_decode(), the rules of
+ * unsealed packets, CRC-32C against its standard check value, and element
+ * sizes against the C layouts. */
 #include "config.h"
 
 #include <check.h>
@@ -164,6 +165,57 @@ START_TEST(lengths)
 }
 END_TEST
 
+/* Unsealed packets (ACIS_F_UNSEALED, checksum 0) pass without their CRC
+ * only where the receiver is on loopback (memory 1), only for a
+ * collective, and no single flipped byte of a sealed packet makes one. */
+START_TEST(unsealed)
+{
+    struct acis_hdr h = base(), d;
+    size_t len = build(&h);
+    acis_hdr_unsealed(pkt);
+    ck_assert_uint_eq(acis_get32(pkt + ACIS_HDR_CHECKSUM), 0);
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len, 8192, 1, &d), ACIS_WERR_OK);
+    ck_assert_uint_eq(d.flags, ACIS_F_UNSEALED);
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len, 8192, 0, &d), ACIS_WERR_CHECKSUM);
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 8192, &d), ACIS_WERR_CHECKSUM);
+    pkt[ACIS_HDR_LEN + 5] ^= 0x40;                  /* taken as it is: memory */
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len, 8192, 1, &d), ACIS_WERR_OK);
+    acis_put32(pkt + 28, 0);
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len, 8192, 1, &d), ACIS_WERR_OK);
+    /* the other checks still hold */
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len - 1, 8192, 1, &d), ACIS_WERR_LENGTH);
+    pkt[0] ^= 1;
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len, 8192, 1, &d), ACIS_WERR_MAGIC);
+    /* flagged but with a checksum: checked like any other */
+    build(&h);
+    acis_put16(pkt + 8, ACIS_F_UNSEALED);
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len, 8192, 1, &d), ACIS_WERR_CHECKSUM);
+    h.flags = ACIS_F_UNSEALED;
+    build(&h);
+    ck_assert_int_eq(acis_wire_decode_from(pkt, len, 8192, 1, &d), ACIS_WERR_OK);
+    /* every single-bit corruption (what the fault injector makes) and a
+     * spread of single-byte ones of a sealed packet is refused, loopback
+     * or not */
+    static const uint8_t flips[] = { 1, 2, 4, 8, 16, 32, 64, 128, 0x81, 0xff, 0x5a, 0x3c };
+    h.flags = 0;
+    for (size_t i = 0; i < len; i++)
+        for (size_t f = 0; f < sizeof flips; f++) {
+            uint8_t v = flips[f];
+            build(&h);
+            pkt[i] ^= (uint8_t)v;
+            ck_assert_int_ne(acis_wire_decode_from(pkt, len, 8192, 1, &d), ACIS_WERR_OK);
+        }
+    /* never a control message */
+    struct acis_hdr c = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_CT_FREE, 0), .job_key = 1, .ctx = 2,
+    };
+    acis_hdr_encode(&c, pkt);
+    acis_hdr_unsealed(pkt);
+    ck_assert_int_eq(acis_wire_decode_from(pkt, ACIS_HDR_LEN, 8192, 1, &d), ACIS_WERR_FLAGS);
+}
+END_TEST
+
 START_TEST(control_lengths)
 {
     uint8_t pl[16] = { 0 };
@@ -269,6 +321,7 @@ int main(void)
     tcase_add_test(tc, rejections);
     tcase_add_test(tc, lengths);
     tcase_add_test(tc, control_lengths);
+    tcase_add_test(tc, unsealed);
     tcase_add_test(tc, sizes);
     tcase_add_test(tc, doc_example);
     suite_add_tcase(s, tc);

@@ -115,7 +115,7 @@ static struct acis_sw_io sim_reset(struct sim *s)
 {
     memset(s, 0, sizeof *s);
     s->rng = 12345;
-    return (struct acis_sw_io){ s, io_open, io_close, io_send, io_reply };
+    return (struct acis_sw_io){ s, io_open, io_close, io_send, io_reply, NULL };
 }
 
 int sim_init(struct sim *s, const struct acis_sw_opts *o)
@@ -234,7 +234,7 @@ struct acis_sw_io sim_send_only_io(void *ctx,
                                    void (*send)(void *ctx, const uint32_t *ports, uint32_t n,
                                                 const struct iovec *iov, int iovcnt))
 {
-    return (struct acis_sw_io){ ctx, none_open, none_close, send, none_reply };
+    return (struct acis_sw_io){ ctx, none_open, none_close, send, none_reply, NULL };
 }
 
 int sim_pop(struct sim *s, int h, struct sim_pkt *p)

@@ -158,6 +158,11 @@ static int udp_fd(struct acis_chan *ch)
     return ch->fd;
 }
 
+static int udp_memory(struct acis_chan *ch)
+{
+    return acis_addr_loopback((const struct sockaddr *)&ch->peer);
+}
+
 static int udp_rcvbuf(struct acis_chan *ch)
 {
     return ch->rcvbuf;
@@ -173,5 +178,5 @@ static void udp_close(struct acis_chan *ch)
 const struct acis_chan_ops acis_chan_udp = {
     .name = "udp", .sealed = 1, .reliable = 0, .open = udp_open, .attach = udp_attach,
     .send = udp_send, .recv = udp_recv, .wait = udp_wait, .fd = udp_fd, .rcvbuf = udp_rcvbuf,
-    .close = udp_close,
+    .close = udp_close, .memory = udp_memory,
 };
