@@ -760,7 +760,7 @@ START_TEST(link_protocol)
     o.slots = 16;
     o.links = 1;
     char err[128];
-    struct acis_sw_io io = { &l, log_open, log_close, log_send, log_reply };
+    struct acis_sw_io io = { &l, log_open, log_close, log_send, log_reply, NULL };
     struct acis_sw *sw = acis_sw_create(&o, &io, err, sizeof err);
     ck_assert_ptr_nonnull(sw);
     acis_sw_set_parent(sw, 7);
@@ -1060,7 +1060,7 @@ START_TEST(fattree_65536_ranks)
     snprintf(topo, sizeof topo, "fattree:leaves=%d,spines=128,radix=512", BIG_LEAVES);
     struct acis_sw_opts o = small_switch();
     struct quiet q = { 0 };
-    struct acis_sw_io io = { &q, log_open, log_close, q_send, q_reply };
+    struct acis_sw_io io = { &q, log_open, log_close, q_send, q_reply, NULL };
     char err[160];
     uint64_t h0 = heap();
     struct acis_fabric *f = acis_fabric_create(topo, &o, &io, err, sizeof err);

@@ -1,8 +1,8 @@
 /* check_switch.c -- the switch core with simulated hosts, no MPI: 64 hosts
  * aggregating on one communicator, several communicators at once, every
  * collective kind, the control plane's limits and idempotence, every drop
- * reason, a long stream's answered flags, and the reduction kernels'
- * semantics. */
+ * reason, a long stream's answered flags, unsealed packets by port, and
+ * the reduction kernels' semantics. */
 #include "config.h"
 
 #include <check.h>
@@ -841,6 +841,118 @@ static uint32_t var_answer(int h, uint16_t *flags, uint8_t *out)
  * not tile a segment never give B a byte of A's.  None at all: the bytes
  * asked for are zeros; overlapping: refused; some missing: every member
  * is told to redo the call. */
+/* The transport of unsealed_by_port: every host is on loopback but host 1. */
+static int all_but_1(void *ctx, const void *peer)
+{
+    (void)ctx;
+    return *(const int *)peer != 1;
+}
+
+/* One allreduce piece of member m on c (i-th call), unsealed or not, from
+ * its host. */
+static void piece_to(struct sim *s, struct sim_comm *c, int m, uint32_t i, int unsealed)
+{
+    _Alignas(16) uint8_t pkt[ACIS_HDR_LEN + 16];
+    int32_t d[4] = { 1, 2, 3, m };
+    size_t len = sim_piece(pkt, s, c, m, i, ACIS_DT_I32, d, 4);
+    if (unsealed)
+        acis_hdr_unsealed(pkt);
+    sim_send_raw(s, c->host[m], pkt, len);
+}
+
+/* The answer host h got: 1 unsealed, 0 sealed (checked), -1 none. */
+static int answer_of(struct sim *s, int h)
+{
+    struct sim_pkt p;
+    struct acis_hdr d;
+    if (!sim_pop(s, h, &p))
+        return -1;
+    int r = acis_wire_decode(p.data, p.len, ACIS_MAX_PAYLOAD, &d) == ACIS_WERR_OK ? 0 : -1;
+    if (r < 0 && acis_wire_decode_from(p.data, p.len, ACIS_MAX_PAYLOAD, 1, &d) == ACIS_WERR_OK &&
+        (d.flags & ACIS_F_UNSEALED))
+        r = 1;
+    free(p.data);
+    return r;
+}
+
+static uint64_t ctr(struct sim *s, enum acis_switch_counter k)
+{
+    sim_counters(s);
+    return s->c[k];
+}
+
+/* Unsealed packets by port (docs/protocol.md, Unsealed packets): taken
+ * only from a host on loopback whose HELLO offered them, on the quick
+ * path as on the full one; answers unsealed only when every port they go
+ * to is such a host. */
+START_TEST(unsealed_by_port)
+{
+    struct sim s;
+    struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
+    ck_assert_int_eq(sim_init_memory(&s, &o, all_but_1), 0);
+    uint32_t st;
+    s.hello_flags = ACIS_HELLO_UNSEALED;
+    int h[6];
+    for (int i = 0; i < 4; i++)                      /* jobs A (hosts 0, 1), B (2, 3) */
+        h[i] = sim_join(&s, i < 2 ? KEY : KEY + 1, (uint32_t)(i % 2), 2, &st);
+    s.hello_flags = 0;                               /* job C (4, 5): no offer */
+    for (int i = 4; i < 6; i++)
+        h[i] = sim_join(&s, KEY + 2, (uint32_t)(i % 2), 2, &st);
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(h[i], i);
+    struct sim_comm *c[3];
+    for (int j = 0; j < 3; j++) {
+        c[j] = sim_comm_new(2);
+        c[j]->host[0] = 2 * j;
+        c[j]->host[1] = 2 * j + 1;
+        ck_assert_uint_eq(sim_ct_create(&s, c[j], 50 + (uint32_t)j), ACIS_ST_OK);
+    }
+    /* job A: host 1 is not on loopback, its unsealed piece is refused */
+    uint64_t bad = ctr(&s, ACIS_SWC_drop_malformed), open = ctr(&s, ACIS_SWC_unsealed);
+    piece_to(&s, c[0], 1, 0, 1);
+    ck_assert_uint_eq(ctr(&s, ACIS_SWC_drop_malformed), bad + 1);
+    piece_to(&s, c[0], 0, 0, 1);                     /* host 0's is taken */
+    ck_assert_uint_eq(ctr(&s, ACIS_SWC_unsealed), open + 1);
+    piece_to(&s, c[0], 1, 0, 0);                     /* sealed: the segment completes */
+    ck_assert_int_eq(answer_of(&s, 0), 0);           /* answered to both: sealed */
+    ck_assert_int_eq(answer_of(&s, 1), 0);
+    /* the same on the quick path: a piece of a segment in progress, its
+     * header as the first one's (unsealed, from host 0) */
+    piece_to(&s, c[0], 0, c[0]->window, 1);
+    bad = ctr(&s, ACIS_SWC_drop_malformed);
+    piece_to(&s, c[0], 1, c[0]->window, 1);
+    ck_assert_uint_eq(ctr(&s, ACIS_SWC_drop_malformed), bad + 1);
+    piece_to(&s, c[0], 1, c[0]->window, 0);
+    ck_assert_int_eq(answer_of(&s, 0), 0);
+    ck_assert_int_eq(answer_of(&s, 1), 0);
+    /* job B: both on loopback and offered: answers unsealed, and the
+     * slot's next segment of the same shape takes the quick path whole */
+    piece_to(&s, c[1], 0, 0, 1);
+    piece_to(&s, c[1], 1, 0, 1);
+    ck_assert_int_eq(answer_of(&s, 2), 1);
+    ck_assert_int_eq(answer_of(&s, 3), 1);
+    uint64_t quick = ctr(&s, ACIS_SWC_quick);
+    open = ctr(&s, ACIS_SWC_unsealed);
+    piece_to(&s, c[1], 0, c[1]->window, 1);
+    piece_to(&s, c[1], 1, c[1]->window, 1);
+    ck_assert_uint_eq(ctr(&s, ACIS_SWC_quick), quick + 2);
+    ck_assert_uint_eq(ctr(&s, ACIS_SWC_unsealed), open + 2);
+    ck_assert_int_eq(answer_of(&s, 2), 1);
+    ck_assert_int_eq(answer_of(&s, 3), 1);
+    /* job C: on loopback without the offer: refused, answers sealed */
+    bad = ctr(&s, ACIS_SWC_drop_malformed);
+    piece_to(&s, c[2], 0, 0, 1);
+    ck_assert_uint_eq(ctr(&s, ACIS_SWC_drop_malformed), bad + 1);
+    piece_to(&s, c[2], 0, 0, 0);
+    piece_to(&s, c[2], 1, 0, 0);
+    ck_assert_int_eq(answer_of(&s, 4), 0);
+    ck_assert_int_eq(answer_of(&s, 5), 0);
+    for (int j = 0; j < 3; j++)
+        sim_comm_free(c[j]);
+    sim_fini(&s);
+}
+END_TEST
+
 START_TEST(var_pieces_never_leak)
 {
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
@@ -954,7 +1066,7 @@ START_TEST(hello_flood)
 {
     struct tally t = { 0, 0 };
     struct acis_sw_opts o = ACIS_SW_DEFAULT_OPTS;
-    struct acis_sw_io io = { &t, t_open, t_close, t_send, t_reply };
+    struct acis_sw_io io = { &t, t_open, t_close, t_send, t_reply, NULL };
     char err[128];
     struct acis_sw *sw = acis_sw_create(&o, &io, err, sizeof err);
     ck_assert_ptr_nonnull(sw);
@@ -1246,6 +1358,7 @@ int main(void)
     tcase_add_test(ctl, long_double_pieces);
     tcase_add_test(ctl, answered_flags);
     tcase_add_test(ctl, var_pieces_never_leak);
+    tcase_add_test(ctl, unsealed_by_port);
     tcase_add_test(ctl, hello_flood);
     tcase_add_test(ctl, port_kept_for_its_job);
     tcase_add_test(ctl, scan_256_members);

@@ -126,6 +126,16 @@ int sim_init(struct sim *s, const struct acis_sw_opts *o)
     return s->sw ? 0 : -1;
 }
 
+int sim_init_memory(struct sim *s, const struct acis_sw_opts *o,
+                    int (*memory)(void *ctx, const void *peer))
+{
+    char err[128];
+    struct acis_sw_io io = sim_reset(s);
+    io.memory = memory;
+    s->sw = acis_sw_create(o, &io, err, sizeof err);
+    return s->sw ? 0 : -1;
+}
+
 int sim_init_fabric(struct sim *s, const char *topo, const struct acis_sw_opts *o,
                     char *err, size_t errlen)
 {
@@ -291,6 +301,7 @@ int sim_join_at(struct sim *s, uint32_t sw, uint64_t key, uint32_t rank, uint32_
     h->job_key = key;
     h->port = 0xffffffffu;
     acis_put32(pl, world);
+    acis_put32(pl + 4, s->hello_flags);
     sim_control(buf, ACIS_K_HELLO, key, rank, 0, 1, pl, sizeof pl);
     if (s->fab)
         acis_fabric_service(s->fab, sw, &id, buf, sizeof buf);

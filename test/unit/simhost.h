@@ -49,6 +49,7 @@ struct sim {
                                     bytes [own_off, own_off + own_len) itself
                                     (acis_stream own_off); 0: none */
     uint64_t own_off, own_len;
+    uint32_t hello_flags;        /* of the hosts' HELLOs (ACIS_HELLO_UNSEALED) */
 };
 
 /* A communicator: some hosts (in communicator rank order) and its row. */
@@ -71,6 +72,10 @@ uint64_t sim_now(void);
 /* Create the switch with o; returns 0.  sim_init_fabric: a fabric of
  * topology topo instead (0, or -1 with err). */
 int sim_init(struct sim *s, const struct acis_sw_opts *o);
+/* The same with a transport that says which hosts (by id, the peer
+ * sim_join passes) are on loopback (acis_sw_io.memory). */
+int sim_init_memory(struct sim *s, const struct acis_sw_opts *o,
+                    int (*memory)(void *ctx, const void *peer));
 int sim_init_fabric(struct sim *s, const char *topo, const struct acis_sw_opts *o,
                     char *err, size_t errlen);
 void sim_fini(struct sim *s);
