@@ -3,7 +3,9 @@
  * the address its host said HELLO from (addrmap.c); a datagram from an
  * unknown address goes to the core as a service packet (data from there is
  * foreign).  The socket is drained with recvmmsg, a few batches per round;
- * a multicast is one sendmmsg, a message per member sharing one iovec.
+ * a multicast is one sendmmsg, a message per member sharing one iovec, and
+ * the short answers a batch makes (a broadcast's acknowledgement and its
+ * data, a small reduction's) go out together in one at the batch's end.
  * The loop spins while traffic flows if asked to, else sleeps in
  * epoll_wait; an eventfd wakes it to stop.  Runs in acis-switchd or in a
  * thread of an MPI job (the embedded switch).
@@ -35,6 +37,9 @@
 #include "util/util.h"
 
 #define BATCH 32                 /* datagrams per recvmmsg, messages per sendmmsg */
+#define SHORT 256                /* answers of at most this much payload, made
+                                    while a batch is handled, are copied and
+                                    sent together at its end */
 #define FAIR_BATCHES 4           /* batches per round */
 #define SOCKBUF (4 << 20)
 #define SPIN_NS 200000           /* keep spinning this long after traffic */
@@ -53,6 +58,13 @@ struct udp_lane {
     struct sw_peer peers[BATCH];
     struct mmsghdr out[BATCH];    /* send batch */
     pthread_t thread;             /* lanes 1..: theirs */
+    /* short answers made while a received batch is handled (drain): sent
+       in one sendmmsg at its end, or before a long one, in order */
+    int deferring;
+    unsigned nshort;
+    struct mmsghdr shorts[BATCH];
+    struct iovec short_iov[BATCH];
+    uint8_t short_buf[BATCH][ACIS_HDR_LEN + SHORT];
 };
 
 struct acis_udpsw {
@@ -154,6 +166,47 @@ static void send_batch(struct udp_lane *l, const uint32_t *ports, uint32_t n,
     }
 }
 
+/* Send the short answers kept so far. */
+static void shorts_flush(struct udp_lane *l)
+{
+    unsigned done = 0;
+    while (done < l->nshort) {
+        int r = sendmmsg(l->fd, l->shorts + done, l->nshort - done, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        done += r > 0 ? (unsigned)r : 1;           /* skip the one refused */
+    }
+    l->nshort = 0;
+}
+
+/* Keep a short datagram (iov) for each of ports[0..n), copied: the
+ * switch reuses what it points at (a scan's running fold, a set-up's
+ * answer on the stack) before the batch ends. */
+static void shorts_add(struct udp_lane *l, const uint32_t *ports, uint32_t n,
+                       const struct iovec *iov, int iovcnt)
+{
+    struct acis_udpsw *u = l->u;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t port = ports[i];
+        const struct sw_peer *p = port == ACIS_PORT_UPLINK ? &u->parent
+                                  : port < u->o.ports ? &u->map.addr[port] : NULL;
+        if (!p || !p->len)
+            continue;                              /* no such port */
+        if (l->nshort == BATCH)
+            shorts_flush(l);
+        unsigned k = l->nshort++;
+        size_t len = 0;
+        for (int j = 0; j < iovcnt; j++) {
+            memcpy(l->short_buf[k] + len, iov[j].iov_base, iov[j].iov_len);
+            len += iov[j].iov_len;
+        }
+        l->short_iov[k] = (struct iovec){ l->short_buf[k], len };
+        l->shorts[k].msg_hdr = (struct msghdr){ .msg_name = (void *)&p->a,
+                                                .msg_namelen = p->len,
+                                                .msg_iov = &l->short_iov[k], .msg_iovlen = 1 };
+    }
+}
+
 /* The fault injector's way out. */
 static void fault_sink(void *ctx, uint32_t port, const void *buf, size_t len)
 {
@@ -168,6 +221,15 @@ static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
     struct udp_lane *l = ctx;
     struct acis_udpsw *u = l->u;
     if (!u->fault.active) {                    /* with workers, never active */
+        size_t len = 0;
+        for (int j = 0; j < iovcnt; j++)
+            len += iov[j].iov_len;
+        if (l->deferring && len <= ACIS_HDR_LEN + SHORT) {
+            shorts_add(l, ports, n, iov, iovcnt);
+            return;
+        }
+        if (l->nshort)
+            shorts_flush(l);                   /* in order */
         send_batch(l, ports, n, iov, iovcnt);
         return;
     }
@@ -444,6 +506,7 @@ static int drain(struct udp_lane *l)
     struct acis_udpsw *u = l->u;
     int total = 0, n, rounds = 0;
     acis_sw_enter(l->core);                   /* the address map is the core's too */
+    l->deferring = 1;
     do {
         for (int i = 0; i < BATCH; i++) {
             struct msghdr *m = &l->msgs[i].msg_hdr;
@@ -471,7 +534,10 @@ static int drain(struct udp_lane *l)
                                          acis_sw_rows_without(u->core, u->home) > 0);
         }
         total += n > 0 ? n : 0;
+        if (l->nshort)
+            shorts_flush(l);                  /* the batch's answers, one call */
     } while (n == BATCH && ++rounds < FAIR_BATCHES);
+    l->deferring = 0;
     acis_sw_leave(l->core);
     return total;
 }
