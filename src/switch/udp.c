@@ -64,6 +64,7 @@ struct udp_lane {
     unsigned nshort;
     struct mmsghdr shorts[BATCH];
     struct iovec short_iov[BATCH];
+    struct sw_peer short_to[BATCH];  /* copied: a port may close before the flush */
     uint8_t short_buf[BATCH][ACIS_HDR_LEN + SHORT];
 };
 
@@ -179,9 +180,10 @@ static void shorts_flush(struct udp_lane *l)
     l->nshort = 0;
 }
 
-/* Keep a short datagram (iov) for each of ports[0..n), copied: the
- * switch reuses what it points at (a scan's running fold, a set-up's
- * answer on the stack) before the batch ends. */
+/* Keep a short datagram (iov) for each of ports[0..n), copied with its
+ * address: the switch reuses what it points at (a scan's running fold, a
+ * set-up's answer on the stack) before the batch ends, and a port may
+ * close meanwhile (a refused host is sent its WELCOME, then let go). */
 static void shorts_add(struct udp_lane *l, const uint32_t *ports, uint32_t n,
                        const struct iovec *iov, int iovcnt)
 {
@@ -201,8 +203,9 @@ static void shorts_add(struct udp_lane *l, const uint32_t *ports, uint32_t n,
             len += iov[j].iov_len;
         }
         l->short_iov[k] = (struct iovec){ l->short_buf[k], len };
-        l->shorts[k].msg_hdr = (struct msghdr){ .msg_name = (void *)&p->a,
-                                                .msg_namelen = p->len,
+        l->short_to[k] = *p;
+        l->shorts[k].msg_hdr = (struct msghdr){ .msg_name = &l->short_to[k].a,
+                                                .msg_namelen = l->short_to[k].len,
                                                 .msg_iov = &l->short_iov[k], .msg_iovlen = 1 };
     }
 }

@@ -11,7 +11,8 @@
 # again with packets lost and doubled on every link, hosts' and switches'
 # alike; the spine, then a leaf, killed in the middle of a run
 # (switch_kill.c: the members finish what was in flight, results right,
-# no hang); and ranks that disagree on auto.
+# no hang); ranks that disagree on auto; and a job the top refuses, whose
+# hosts on the leaf must hear why.
 # (About 90 s: three fabrics of daemons, 4-rank jobs on each, one lossy.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
@@ -169,3 +170,26 @@ MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_VERBOSE=1 timeout 120 "$MPIEXEC" \
 grep -q 'collectives run in MPICH: MPIR_CVAR_OFFLOAD_SWITCH is auto on some ranks' "$TMPD/err" ||
     { cat "$TMPD/err"; fail "mixed switches: no reason given"; }
 echo "ok: $(grep 'collectives run in MPICH' "$TMPD/err")"
+
+note "a job the top refuses: the leaf's waiting hosts hear why"
+# The spine tracks one job; a second job on its leaf waits for the top's
+# word and is refused.  The leaf answers each waiting host NO_PORT and
+# lets its port go in the same batch (udp.c must keep the address it
+# answers to), so MPI_Init says "refused", not "did not answer".
+rs=$(start_switchd rs $GEOM --links 1 --jobs 1) || fail "no spine for the refusal"
+rl=$(start_switchd rl $GEOM --uplink "$rs") || fail "the leaf did not link"
+MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$rl run_mpi 2 "$TESTS_DIR/coll_check" \
+    --offload=$NOSCAN --offload-nb=$NOSCAN --matrix=quick >"$TMPD/ra" 2>&1 &
+ra=$!
+for i in $(seq 100); do
+    "$top_builddir/tools/acis-info" --switch "$rs" >"$TMPD/rs" 2>/dev/null &&
+        [ "$(awk '$1 == "jobs" { print $2 }' "$TMPD/rs")" = 1 ] && break
+    sleep 0.1
+done
+[ "$(awk '$1 == "jobs" { print $2 }' "$TMPD/rs")" = 1 ] || fail "the first job never reached the spine"
+MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$rl run_mpi 2 "$TESTS_DIR/coll_check" \
+    --matrix=quick --counts=3 >"$TMPD/rb" 2>&1 || { cat "$TMPD/rb"; fail "the refused job failed"; }
+wait $ra || { cat "$TMPD/ra"; fail "the first job failed"; }
+grep -q 'refused to join: no free host port' "$TMPD/rb" ||
+    { cat "$TMPD/rb"; fail "the refused job was not told why"; }
+echo "ok: $(grep -m1 'collectives run in MPICH' "$TMPD/rb")"
