@@ -391,10 +391,12 @@ int main(int argc, char **argv)
     struct call c;
     char *list = strdup(sizes), *save = NULL;
     uint64_t most = 0;
-    for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+    int bad = !list;
+    for (char *s = list ? strtok_r(list, ",", &save) : NULL; s; s = strtok_r(NULL, ",", &save)) {
         if (plan(coll, strtoull(s, NULL, 10), (uint64_t)payload, &c) != 0) {
             fprintf(stderr, "udpfloor: unknown collective %s\n", coll);
-            return 2;
+            bad = 1;
+            break;
         }
         if (counting) {
             printf("%s ", s);
@@ -402,8 +404,9 @@ int main(int argc, char **argv)
         }
         most = c.total > most ? c.total : most;
     }
-    if (counting)
-        return 0;
+    free(list);
+    if (bad || counting)
+        return bad ? 2 : 0;
     struct sockaddr_in ra, a0, a1;
     int rfd = udp_socket(&ra), f0 = udp_socket(&a0), f1 = udp_socket(&a1);
     if (rfd < 0 || f0 < 0 || f1 < 0 || connect(f0, (struct sockaddr *)&ra, sizeof ra) ||
@@ -435,8 +438,9 @@ int main(int argc, char **argv)
             rl.free_[rl.nfree++] = rl.pool + (size_t)i * (size_t)(HDR + payload);
     }
     double *t = malloc((size_t)reps * sizeof *t);
-    free(list);
     list = strdup(sizes);
+    if (!t || !list)
+        return 1;
     int rc = 0;
     for (char *s = strtok_r(list, ",", &save); s && !rc; s = strtok_r(NULL, ",", &save)) {
         plan(coll, strtoull(s, NULL, 10), (uint64_t)payload, &c);
