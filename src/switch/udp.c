@@ -134,6 +134,15 @@ static void port_close(void *ctx, uint32_t port)
     sw_addrmap_del(&l->u->map, port);
 }
 
+/* Where port's datagrams go (the parent for the uplink); NULL if it has
+ * no address (no such port, or closed). */
+static const struct sw_peer *port_peer(const struct acis_udpsw *u, uint32_t port)
+{
+    const struct sw_peer *p = port == ACIS_PORT_UPLINK ? &u->parent
+                              : port < u->o.ports ? &u->map.addr[port] : NULL;
+    return p && p->len ? p : NULL;
+}
+
 /* One datagram (iov) to each of ports[0..n), in sendmmsg batches.  A
  * message the kernel refuses (buffer full) is dropped, as UDP would. */
 static void send_batch(struct udp_lane *l, const uint32_t *ports, uint32_t n,
@@ -144,12 +153,10 @@ static void send_batch(struct udp_lane *l, const uint32_t *ports, uint32_t n,
     while (done < n) {
         unsigned k = 0;
         for (; k < BATCH && done + k < n; k++) {
-            uint32_t port = ports[done + k];
-            const struct sw_peer *p = port == ACIS_PORT_UPLINK ? &u->parent
-                                      : port < u->o.ports ? &u->map.addr[port] : NULL;
+            const struct sw_peer *p = port_peer(u, ports[done + k]);
             struct msghdr *m = &l->out[k].msg_hdr;
             memset(m, 0, sizeof *m);
-            if (!p || !p->len)
+            if (!p)
                 break;
             m->msg_name = (void *)&p->a;
             m->msg_namelen = p->len;
@@ -189,10 +196,8 @@ static void shorts_add(struct udp_lane *l, const uint32_t *ports, uint32_t n,
 {
     struct acis_udpsw *u = l->u;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t port = ports[i];
-        const struct sw_peer *p = port == ACIS_PORT_UPLINK ? &u->parent
-                                  : port < u->o.ports ? &u->map.addr[port] : NULL;
-        if (!p || !p->len)
+        const struct sw_peer *p = port_peer(u, ports[i]);
+        if (!p)
             continue;                              /* no such port */
         if (l->nshort == BATCH)
             shorts_flush(l);
