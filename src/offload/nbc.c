@@ -277,12 +277,20 @@ static int sq_answered(struct acis_early_req *q, int wait)
     return acis_early_test(co, q);
 }
 
+/* MPI_Wait on q's request runs only this function: while the answer is
+ * out, MPICH must move here too, or a member whose post waits behind a
+ * send to this rank (a rendezvous) never posts (nbshort.c, needs_mpich;
+ * 8-rank stress runs hung on it). */
 static int sq_poll(void *state, MPI_Status *status)
 {
     struct acis_early_req *q = state;
     (void)status;
-    if (!q->completed && sq_answered(q, 0))
+    if (q->completed)
+        return MPI_SUCCESS;
+    if (sq_answered(q, 0))
         sq_complete(q);
+    else
+        acis_mpich_poke(&q->poked);
     return MPI_SUCCESS;
 }
 
@@ -321,6 +329,7 @@ static struct acis_early_req *sq_new(struct acis_comm *cs, MPI_Request *req)
     }
     q->req = *req;
     q->cs = cs;
+    q->poked = acis_now_ns();         /* a request answered soon never probes */
     acis_comm_hold(cs);
     return q;
 }

@@ -628,6 +628,7 @@ struct acis_early_req {
     int orphan;                   /* ... freed before that: late.c frees q */
     struct acis_comm *cs;         /* held while the request is open */
     MPI_Request req;
+    uint64_t poked;               /* when its poll last let MPICH move */
 };
 /* An early call: part of its communicator's acis_coff (co->early, by
  * slot), under the device lock as it; req: a nonblocking call's whose

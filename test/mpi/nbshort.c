@@ -13,6 +13,10 @@
  *     MPI_Recv inside MPICH: the engine (moved by the progress helper) must
  *     take the answer and free the slot, and starting the allreduce must
  *     not wait for the others (they start only after this member's send);
+ *   - a member in MPI_Wait on such a call whose answer needs a member
+ *     that first sends it a message MPICH can deliver only while the
+ *     waiting member's MPICH moves (a rendezvous): MPI_Wait runs nothing
+ *     but the request's poll function, which must let MPICH move;
  *   - the communicator freed before the request is waited for;
  *   - with --expect-short, a request freed before it completed
  *     (MPI_Request_free: erroneous on a collective's, but on the short
@@ -220,6 +224,33 @@ static void behind(MPI_Comm comm)
     free(b);
 }
 
+/* Rank 0 waits in MPI_Wait for a broadcast whose root starts it only
+ * once rank 1's large send to rank 0 is received: 8-rank stress runs
+ * hung on this (2026-11-29), the short path's poll leaving MPICH still. */
+static void needs_mpich(MPI_Comm comm)
+{
+    int root = size - 1, v = rank == root ? 77 : -1, *big = malloc(sizeof(int) * BIG), ok = 1;
+    MPI_Request r, rr;
+    for (int k = 0; k < BIG && rank == 1; k++)
+        big[k] = k ^ 0x1234;
+    if (rank == 0) {
+        MPI_Irecv(big, BIG, MPI_INT, 1, 10, comm, &rr);
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Wait(&rr, MPI_STATUS_IGNORE);
+        for (int k = 0; k < BIG; k++)
+            ok &= big[k] == (k ^ 0x1234);
+        check(ok, "a large message received while waiting for an ibcast", 0);
+    } else {
+        if (rank == 1)
+            MPI_Send(big, BIG, MPI_INT, 0, 10, comm);
+        MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    check(v == 77, "an ibcast waited for while a peer's send needs MPICH", 0);
+    free(big);
+}
+
 /* The communicator is freed while a member's request is open. */
 static void freed(MPI_Comm comm)
 {
@@ -347,6 +378,7 @@ int main(int argc, char **argv)
     pending(comm);
     acis_get_host_stats(&h1);
     behind(comm);
+    needs_mpich(comm);
     freed(comm);
     if (expect)                 /* the engine's requests do not survive it (yet) */
         freed_request(comm);

@@ -2,7 +2,9 @@
 # nbshort.sh -- nonblocking collectives on the short path
 # (test/mpi/nbshort.c: roots running ahead, members whose answer is to
 # come, a long allreduce behind such a call while the member sits in
-# MPICH, a communicator freed before the wait, requests freed).  On shm
+# MPICH, a member waiting for such a call while a peer's large send to it
+# needs its MPICH to move, a communicator freed before the wait, requests
+# freed).  On shm
 # at 2 and 4 ranks every call of the counted cases must run on the short
 # path; a member that abstains (no memory) makes every member fail the
 # call, those on the short path too, and the communicator goes on; with
