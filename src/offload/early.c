@@ -77,3 +77,15 @@ int acis_early_test(struct acis_coff *co, const struct acis_early_req *q)
     acis_dev_unlock();
     return atomic_load_explicit(&q->done, memory_order_acquire);
 }
+
+void acis_early_nap(struct acis_coff *co, const struct acis_early_req *q, uint64_t idle_since_ns)
+{
+    struct acis_dev_ticket t;
+    struct acis_early *e = NULL;
+    acis_dev_lock();
+    if (!atomic_load_explicit(&q->done, memory_order_acquire) && (e = acis_early_sweep(co)))
+        t = e->t;
+    acis_dev_unlock();
+    if (e)
+        acis_dev_wait_answer(&t, idle_since_ns);
+}

@@ -280,17 +280,32 @@ static int sq_answered(struct acis_early_req *q, int wait)
 /* MPI_Wait on q's request runs only this function: while the answer is
  * out, MPICH must move here too, or a member whose post waits behind a
  * send to this rank (a rendezvous) never posts (nbshort.c, needs_mpich;
- * 8-rank stress runs hung on it). */
+ * 8-rank stress runs hung on it).  A caller looping on it waits as on
+ * the engine's requests (acis_nb_poll): past MPIR_CVAR_OFFLOAD_SPIN_US of
+ * quiet it sleeps until the oldest early answer comes (1 ms at most),
+ * leaving the core to the members it waits for; a single MPI_Test never
+ * sleeps. */
 static int sq_poll(void *state, MPI_Status *status)
 {
     struct acis_early_req *q = state;
     (void)status;
     if (q->completed)
         return MPI_SUCCESS;
-    if (sq_answered(q, 0))
+    if (sq_answered(q, 0)) {
         sq_complete(q);
-    else
-        acis_mpich_poke(&q->poked);
+        return MPI_SUCCESS;
+    }
+    acis_mpich_poke(&q->poked);
+    if (acis_dev_spins())
+        return MPI_SUCCESS;
+    uint64_t now = acis_now_ns();
+    if (!q->quiet_since) {
+        q->quiet_since = now;               /* the first look */
+    } else if (now - q->polled < ACIS_LOOP_NS) {
+        acis_early_nap(q->cs->off, q, q->quiet_since);
+        now = acis_now_ns();
+    }
+    q->polled = now;
     return MPI_SUCCESS;
 }
 

@@ -629,6 +629,8 @@ struct acis_early_req {
     struct acis_comm *cs;         /* held while the request is open */
     MPI_Request req;
     uint64_t poked;               /* when its poll last let MPICH move */
+    uint64_t polled;              /* when its last poll returned */
+    uint64_t quiet_since;         /* when it was first polled (0: never) */
 };
 /* An early call: part of its communicator's acis_coff (co->early, by
  * slot), under the device lock as it; req: a nonblocking call's whose
@@ -679,6 +681,11 @@ int acis_early_holds_next(struct acis_coff *co);
 void acis_early_settle(struct acis_coff *co, int all);
 void acis_early_wait(struct acis_coff *co, const struct acis_early_req *q);
 int acis_early_test(struct acis_coff *co, const struct acis_early_req *q);
+/* While q's answer is out, sleep on the oldest early call still out, as
+ * a waiter quiet since idle_since_ns does (not before
+ * MPIR_CVAR_OFFLOAD_SPIN_US of quiet, 1 ms at most): a short-path post
+ * is on no list of the channel's that acis_dev_wait could sleep on. */
+void acis_early_nap(struct acis_coff *co, const struct acis_early_req *q, uint64_t idle_since_ns);
 
 /* The node hierarchy (hier.c): its keyval (when acis_oc.hier), run c
  * hierarchically if it has a plan there (1, *rc set) or say it has not
