@@ -83,8 +83,13 @@ void acis_early_nap(struct acis_coff *co, const struct acis_early_req *q, uint64
     struct acis_dev_ticket t;
     struct acis_early *e = NULL;
     acis_dev_lock();
-    if (!atomic_load_explicit(&q->done, memory_order_acquire) && (e = acis_early_sweep(co)))
+    /* The sweep may take q's own answer and return a later call still
+     * out: then q is done, and nothing is slept on. */
+    if (!atomic_load_explicit(&q->done, memory_order_acquire) && (e = acis_early_sweep(co)) &&
+        !atomic_load_explicit(&q->done, memory_order_acquire))
         t = e->t;
+    else
+        e = NULL;
     acis_dev_unlock();
     if (e)
         acis_dev_wait_answer(&t, idle_since_ns);
