@@ -226,11 +226,16 @@ static void behind(MPI_Comm comm)
 
 /* Rank 0 waits in MPI_Wait for a broadcast whose root starts it only
  * once rank 1's large send to rank 0 is received: 8-rank stress runs
- * hung on this (2026-11-29), the short path's poll leaving MPICH still. */
-static void needs_mpich(MPI_Comm comm)
+ * hung on this (2026-11-29), the short path's poll leaving MPICH still.
+ * With expect, rank 0's call must have been on the short path (the
+ * engine's poll lets MPICH move anyway, so there the case proves
+ * nothing). */
+static void needs_mpich(MPI_Comm comm, int expect)
 {
     int root = size - 1, v = rank == root ? 77 : -1, *big = malloc(sizeof(int) * BIG), ok = 1;
     MPI_Request r, rr;
+    struct acis_host_stats h0, h1;
+    acis_get_host_stats(&h0);
     for (int k = 0; k < BIG && rank == 1; k++)
         big[k] = k ^ 0x1234;
     if (rank == 0) {
@@ -241,6 +246,9 @@ static void needs_mpich(MPI_Comm comm)
         for (int k = 0; k < BIG; k++)
             ok &= big[k] == (k ^ 0x1234);
         check(ok, "a large message received while waiting for an ibcast", 0);
+        acis_get_host_stats(&h1);
+        check(!expect || h1.short_path - h0.short_path == 1,
+              "rank 0's ibcast behind a peer's send on the short path", 0);
     } else {
         if (rank == 1)
             MPI_Send(big, BIG, MPI_INT, 0, 10, comm);
@@ -378,7 +386,7 @@ int main(int argc, char **argv)
     pending(comm);
     acis_get_host_stats(&h1);
     behind(comm);
-    needs_mpich(comm);
+    needs_mpich(comm, expect);
     freed(comm);
     if (expect)                 /* the engine's requests do not survive it (yet) */
         freed_request(comm);
