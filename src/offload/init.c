@@ -102,6 +102,7 @@ static int start(void)
     if (acis_hier_init() != 0 || fault == ACIS_FAULT_INIT_HIER)
         failed |= FAILED_HIER;
     acis_oc.pers.comm = MPI_COMM_NULL;
+    acis_nbreg_setup();
     if (acis_nb_init() != 0 || acis_pers_setup() != 0 || fault == ACIS_FAULT_INIT_NB)
         failed |= FAILED_NB;
     failed = agree(failed);

@@ -20,6 +20,8 @@
  * needs no datatype afterwards and holds only its communicator. */
 #include "config.h"
 
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "mpid/device.h"
@@ -44,7 +46,9 @@ static int query_fn(void *state, MPI_Status *status)
 
 static int free_fn(void *state)
 {
-    free(state);
+    struct acis_exec *x = state;
+    if (acis_nbreg_drop(&x->ent))
+        free(x);                        /* else the look under way frees it */
     return MPI_SUCCESS;
 }
 
@@ -204,10 +208,21 @@ int acis_nb_poll(struct acis_exec *x)
     return 0;
 }
 
+/* One look at x's request (x->ent taken), from MPICH's poll or from
+ * MPI_Request_get_status. */
+static void nb_look(struct acis_exec *x)
+{
+    acis_nb_poll(x);
+    if (acis_nbent_leave(&x->ent))
+        free(x);                        /* freed while we looked */
+}
+
 static int poll_fn(void *state, MPI_Status *status)
 {
+    struct acis_exec *x = state;
     (void)status;
-    acis_nb_poll(state);
+    if (acis_nbent_enter(&x->ent))      /* else another thread looks */
+        nb_look(x);
     return MPI_SUCCESS;
 }
 
@@ -215,8 +230,14 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
 {
     (void)timeout;
     (void)status;
-    for (int i = 0; i < count; i++)
-        acis_nb_wait(states[i]);
+    for (int i = 0; i < count; i++) {
+        struct acis_exec *x = states[i];
+        while (!acis_nbent_enter(&x->ent))
+            sched_yield();              /* a get_status look, in another thread */
+        acis_nb_wait(x);
+        if (acis_nbent_leave(&x->ent))
+            free(x);
+    }
     acis_dev_leave();                        /* back to the application */
     return MPI_SUCCESS;
 }
@@ -241,9 +262,8 @@ static int sq_query(void *state, MPI_Status *status)
  * late.c frees q when its answer comes.  The communicator is let go at
  * once, so it can close: if its state goes first, the answer is dropped
  * with it, and q with it is lost (a few bytes, for an erroneous call). */
-static int sq_free(void *state)
+static void sq_release(struct acis_early_req *q)
 {
-    struct acis_early_req *q = state;
     acis_dev_lock();
     int open = !atomic_load(&q->done);
     q->orphan = open;
@@ -254,6 +274,13 @@ static int sq_free(void *state)
     }
     if (!open)
         free(q);
+}
+
+static int sq_free(void *state)
+{
+    struct acis_early_req *q = state;
+    if (acis_nbreg_drop(&q->ent))
+        sq_release(q);                  /* else the look under way does */
     return MPI_SUCCESS;
 }
 
@@ -285,19 +312,17 @@ static int sq_answered(struct acis_early_req *q, int wait)
  * quiet it sleeps until the oldest early answer comes (1 ms at most),
  * leaving the core to the members it waits for; a single MPI_Test never
  * sleeps. */
-static int sq_poll(void *state, MPI_Status *status)
+static void sq_move(struct acis_early_req *q)
 {
-    struct acis_early_req *q = state;
-    (void)status;
     if (q->completed)
-        return MPI_SUCCESS;
+        return;
     if (sq_answered(q, 0)) {
         sq_complete(q);
-        return MPI_SUCCESS;
+        return;
     }
     acis_mpich_poke(&q->poked);
     if (acis_dev_spins())
-        return MPI_SUCCESS;
+        return;
     uint64_t now = acis_now_ns();
     if (!q->quiet_since) {
         q->quiet_since = now;               /* the first look */
@@ -306,6 +331,23 @@ static int sq_poll(void *state, MPI_Status *status)
         now = acis_now_ns();
     }
     q->polled = now;
+}
+
+/* One look at q's request (q->ent taken), from MPICH's poll or from
+ * MPI_Request_get_status. */
+static void sq_look(struct acis_early_req *q)
+{
+    sq_move(q);
+    if (acis_nbent_leave(&q->ent))
+        sq_release(q);                  /* freed while we looked */
+}
+
+static int sq_poll(void *state, MPI_Status *status)
+{
+    struct acis_early_req *q = state;
+    (void)status;
+    if (acis_nbent_enter(&q->ent))      /* else another thread looks */
+        sq_look(q);
     return MPI_SUCCESS;
 }
 
@@ -315,11 +357,29 @@ static int sq_wait(int count, void **states, double timeout, MPI_Status *status)
     (void)status;
     for (int i = 0; i < count; i++) {
         struct acis_early_req *q = states[i];
+        while (!acis_nbent_enter(&q->ent))
+            sched_yield();              /* a get_status look, in another thread */
         if (!q->completed)
             sq_answered(q, 1);
         sq_complete(q);
+        if (acis_nbent_leave(&q->ent))
+            sq_release(q);
     }
     return MPI_SUCCESS;
+}
+
+int acis_nb_status(MPI_Request r)
+{
+    struct acis_nbent *e;
+    if (!acis_nbreg_take(r, &e))
+        return 0;
+    if (!e)
+        return 1;                       /* another thread looks at it */
+    if (e->kind == ACIS_NB_ENGINE)
+        nb_look((struct acis_exec *)((char *)e - offsetof(struct acis_exec, ent)));
+    else
+        sq_look((struct acis_early_req *)((char *)e - offsetof(struct acis_early_req, ent)));
+    return 1;
 }
 
 int acis_nb_init(void)
@@ -343,6 +403,7 @@ static struct acis_early_req *sq_new(struct acis_comm *cs, MPI_Request *req)
         return NULL;
     }
     q->req = *req;
+    acis_nbreg_add(&q->ent, *req, ACIS_NB_SHORT);
     q->cs = cs;
     q->poked = acis_now_ns();         /* a request answered soon never probes */
     acis_comm_hold(cs);
@@ -434,6 +495,7 @@ int acis_nb_start(const struct acis_call *c)
         return run_now(c, "cannot allocate a request");
     }
     x->req = *c->req;
+    acis_nbreg_add(&x->ent, x->req, ACIS_NB_ENGINE);
     x->complete = grequest_done;
     acis_nb_hold(x);
     acis_nb_launch(x);

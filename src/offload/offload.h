@@ -48,6 +48,25 @@ struct acis_helper {
  * MPI_Start and MPI_Request_free go straight to MPICH, and so do the wait
  * and test calls while none runs or failed (requests.c).  comm is a
  * private dup of MPI_COMM_SELF (made at MPI_Init). */
+/* Open nonblocking calls by their requests' handles (nbreg.c): an entry
+ * is part of its call's state (struct acis_exec or acis_early_req), in
+ * the table from the request's allocation to its free; count is read
+ * without the lock (0: MPI_Request_get_status goes straight to MPICH). */
+#define ACIS_NBREG_BUCKETS 256
+struct acis_nbent {
+    MPI_Request handle;
+    int kind;                 /* ACIS_NB_ENGINE or ACIS_NB_SHORT */
+    atomic_uint bits;         /* a look under way; freed during it */
+    struct acis_nbent *next;
+};
+enum { ACIS_NB_ENGINE = 1, ACIS_NB_SHORT };
+struct acis_nbreg {
+    pthread_mutex_t lock;
+    pthread_mutex_t query;    /* MPI_Request_get_status on an acis request */
+    struct acis_nbent *by_handle[ACIS_NBREG_BUCKETS];
+    atomic_int count;
+};
+
 struct acis_pers;
 struct acis_pers_table {
     pthread_mutex_t lock;
@@ -102,6 +121,7 @@ struct acis_offload_ctx {
     unsigned fix_nomem_warned; /* recovery ran out of memory (said once) */
     struct acis_helper helper;
     struct acis_pers_table pers;
+    struct acis_nbreg nbreg;
 };
 
 extern struct acis_offload_ctx acis_oc;
@@ -383,6 +403,7 @@ struct acis_exec {
     MPI_Datatype held[2];     /* nonblocking: dups of the caller's derived
                                  stype, rtype (MPI_DATATYPE_NULL if none) */
     MPI_Request req;          /* nonblocking: its generalized request */
+    struct acis_nbent ent;    /* ... its entry in acis_oc.nbreg */
     MPI_Request inner;
     uint64_t poked;           /* nonblocking: when it last let MPICH move */
     uint64_t quiet_since;     /* nonblocking: since when its polls heard
@@ -445,6 +466,26 @@ int acis_exec_run(struct acis_exec *x);
 /* Nonblocking calls: a generalized request whose poll function moves the
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
+
+/* MPI_Request_get_status on r: if r is an open nonblocking call of
+ * acis's, move it once, as MPI_Test does (MPICH alone would not), unless
+ * another thread moves it now.  1 if r is acis's, else 0. */
+int acis_nb_status(MPI_Request r);
+
+/* The table of open nonblocking calls (nbreg.c).  Setup at MPI_Init.
+ * add: e (part of a call's state) for request r of kind.  drop: at the
+ * request's free, out of the table; 1 if the state may be freed now, 0 if
+ * a look at it is under way (its leave says to free it).  take: 1 if r
+ * is acis's, with *e its entry taken for one look, or NULL if another
+ * thread looks; else 0.  enter: take e for one look (0: another thread has it); leave:
+ * give it back, 1 if the request was freed meanwhile (the caller frees
+ * the state). */
+void acis_nbreg_setup(void);
+void acis_nbreg_add(struct acis_nbent *e, MPI_Request r, int kind);
+int acis_nbreg_drop(struct acis_nbent *e);
+int acis_nbreg_take(MPI_Request r, struct acis_nbent **e);
+int acis_nbent_enter(struct acis_nbent *e);
+int acis_nbent_leave(struct acis_nbent *e);
 int acis_nb_start(const struct acis_call *c);
 /* A nonblocking barrier, broadcast, scatter, gather or allgather (coll) with arguments a on
  * the quick path (short.c), its request in *req: 1 with the start's
@@ -628,6 +669,7 @@ struct acis_early_req {
     int orphan;                   /* ... freed before that: late.c frees q */
     struct acis_comm *cs;         /* held while the request is open */
     MPI_Request req;
+    struct acis_nbent ent;        /* its entry in acis_oc.nbreg */
     uint64_t poked;               /* when its poll last let MPICH move */
     uint64_t polled;              /* when its last poll returned */
     uint64_t quiet_since;         /* when it was first polled (0: never) */

@@ -17,6 +17,12 @@
  *     that first sends it a message MPICH can deliver only while the
  *     waiting member's MPICH moves (a rendezvous): MPI_Wait runs nothing
  *     but the request's poll function, which must let MPICH move;
+ *   - members polling their request with MPI_Request_get_status alone
+ *     (MPICH runs no generalized request's poll function there), on the
+ *     short path and through the engine (a 1 MiB broadcast): a leaf's
+ *     first look, before its root started, must say not done, and the
+ *     looks must then see the call done (a deadline instead of a hang)
+ *     with the data in place, and the 1 MiB calls counted offloaded;
  *   - the communicator freed before the request is waited for;
  *   - with --expect-short, a request freed before it completed
  *     (MPI_Request_free: erroneous on a collective's, but on the short
@@ -259,6 +265,51 @@ static void needs_mpich(MPI_Comm comm, int expect)
     free(big);
 }
 
+/* Polled with MPI_Request_get_status alone until done: 1, or 0 after
+ * 30 s (the call would never finish). */
+static int looked_done(MPI_Request r)
+{
+    int flag = 0;
+    double t0 = MPI_Wtime();
+    while (!flag && MPI_Wtime() - t0 < 30)
+        MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
+    return flag;
+}
+
+/* Broadcasts of n ints, each member looking at its request with
+ * MPI_Request_get_status alone; the leaves start before the root. */
+static void polled(MPI_Comm comm, int n, int *v)
+{
+    int root = size - 1, ok = 1;
+    struct acis_coll_stats s0, s1;
+    acis_get_stats(ACIS_COLL_IBCAST, &s0);
+    for (int i = 0; i < 5 && ok; i++) {
+        MPI_Request r;
+        int flag = 1;
+        for (int k = 0; k < n; k++)
+            v[k] = rank == root ? k * 7 + i : -1;
+        if (rank != root) {
+            MPI_Ibcast(v, n, MPI_INT, root, comm, &r);
+            MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
+            check(!flag, "get_status: an ibcast leaf done before its root started", i);
+        }
+        tell(root, 1, comm);
+        if (rank == root)
+            MPI_Ibcast(v, n, MPI_INT, root, comm, &r);
+        ok = looked_done(r);
+        check(ok, "get_status: an ibcast seen done within 30 s", i);
+        if (!ok)
+            MPI_Abort(MPI_COMM_WORLD, 1);   /* the call cannot be waited for */
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int k = 0; k < n; k++)
+            ok &= v[k] == k * 7 + i;
+        check(ok, "get_status: the ibcast's data", i);
+    }
+    acis_get_stats(ACIS_COLL_IBCAST, &s1);
+    check(n < 1024 || s1.offloaded - s0.offloaded == 5, "get_status: the large ibcasts offloaded",
+          0);
+}
+
 /* The communicator is freed while a member's request is open. */
 static void freed(MPI_Comm comm)
 {
@@ -387,6 +438,15 @@ int main(int argc, char **argv)
     acis_get_host_stats(&h1);
     behind(comm);
     needs_mpich(comm, expect);
+    struct acis_host_stats p0, p1;
+    int *big = malloc(sizeof(int) * BIG / 4);
+    acis_get_host_stats(&p0);
+    polled(comm, N, big);
+    acis_get_host_stats(&p1);
+    check(!expect || p1.short_path - p0.short_path == 5,
+          "get_status: the small ibcasts on the short path", 0);
+    polled(comm, BIG / 4, big);
+    free(big);
     freed(comm);
     if (expect)                 /* the engine's requests do not survive it (yet) */
         freed_request(comm);

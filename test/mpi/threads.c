@@ -6,7 +6,11 @@
  * each rank's threads get there: every one must get a switch row (a
  * set-up that held the device while it waited for the other members made
  * opposite orders on two ranks wait for each other until the timeout,
- * and the communicators stayed in MPICH). */
+ * and the communicators stayed in MPICH).  Last, LOOKS nonblocking
+ * broadcasts (on the short path and, at 64 Ki ints, through the engine)
+ * that two threads per rank look at with MPI_Request_get_status alone
+ * until it says done, at the same time: acis moves its calls there
+ * (MPICH does not), one look at a time per call (src/offload/nbreg.c). */
 #define _POSIX_C_SOURCE 200809L   /* pthread_barrier_t */
 
 #include <pthread.h>
@@ -20,6 +24,7 @@
 #define THREADS 2
 #define ITERS 200
 #define SETUPS 20
+#define LOOKS 20
 
 static int rank, size;
 
@@ -113,6 +118,72 @@ static int setup_rounds(void)
     return refused;
 }
 
+struct look {
+    MPI_Request r;
+    int done;
+};
+
+static void *looker(void *arg)
+{
+    struct look *l = arg;
+    int flag = 0;
+    double t0 = MPI_Wtime();
+    while (!flag && MPI_Wtime() - t0 < 30)
+        MPI_Request_get_status(l->r, &flag, MPI_STATUS_IGNORE);
+    l->done = flag;
+    return NULL;
+}
+
+/* LOOKS broadcasts, each looked at by THREADS threads at once; the
+ * failures on this rank. */
+static int look_rounds(void)
+{
+    enum { BIG = 65536 };
+    int failures = 0, *v = malloc(sizeof(int) * BIG);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Barrier(comm);                      /* comm gets its row */
+    struct acis_coll_stats s0, s1;
+    acis_get_stats(ACIS_COLL_IBCAST, &s0);
+    for (int round = 0; round < LOOKS; round++) {
+        int n = round % 2 ? BIG : 16, root = round % size, ok = 1;
+        struct look l[THREADS];
+        pthread_t t[THREADS];
+        for (int k = 0; k < n; k++)
+            v[k] = rank == root ? k + round : -1;
+        MPI_Request r;
+        MPI_Ibcast(v, n, MPI_INT, root, comm, &r);
+        for (int i = 0; i < THREADS; i++) {
+            l[i] = (struct look){ .r = r };
+            pthread_create(&t[i], NULL, looker, &l[i]);
+        }
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(t[i], NULL);
+            ok &= l[i].done;
+        }
+        if (!ok) {
+            fprintf(stderr, "threads[%d]: FAIL round %d: get_status never said done\n", rank, round);
+            MPI_Abort(MPI_COMM_WORLD, 1);   /* the call cannot be waited for */
+        }
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int k = 0; k < n; k++)
+            ok &= v[k] == k + round;
+        if (!ok) {
+            failures++;
+            fprintf(stderr, "threads[%d]: FAIL round %d: the looked-at ibcast's data\n", rank, round);
+        }
+    }
+    acis_get_stats(ACIS_COLL_IBCAST, &s1);
+    if (s1.offloaded - s0.offloaded != LOOKS) {
+        failures++;
+        fprintf(stderr, "threads[%d]: %llu of %d looked-at ibcasts offloaded\n", rank,
+                (unsigned long long)(s1.offloaded - s0.offloaded), LOOKS);
+    }
+    MPI_Comm_free(&comm);
+    free(v);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -156,7 +227,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "threads[%d]: %llu of %d collectives offloaded\n", rank,
                 (unsigned long long)off, THREADS * ITERS);
     }
-    failures += set_up_late;
+    failures += set_up_late + look_rounds();
     int total;
     PMPI_Reduce(&failures, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
