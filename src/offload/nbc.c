@@ -264,14 +264,16 @@ static int sq_query(void *state, MPI_Status *status)
  * with it, and q with it is lost (a few bytes, for an erroneous call). */
 static void sq_release(struct acis_early_req *q)
 {
+    /* q is read before orphan is set: from then on a sweep in any
+     * thread (the progress helper's too) may take the answer and free q. */
+    struct acis_comm *cs = q->completed ? NULL : q->cs;   /* it will never complete */
+    q->completed = 1;
     acis_dev_lock();
     int open = !atomic_load(&q->done);
     q->orphan = open;
     acis_dev_unlock();
-    if (!q->completed) {                /* it will never complete */
-        q->completed = 1;
-        acis_comm_drop(q->cs);
-    }
+    if (cs)
+        acis_comm_drop(cs);
     if (!open)
         free(q);
 }
@@ -368,17 +370,39 @@ static int sq_wait(int count, void **states, double timeout, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-int acis_nb_status(MPI_Request r)
+int acis_nb_get_status(MPI_Request r, int *flag, MPI_Status *status, int *rc)
 {
     struct acis_nbent *e;
+    int done, err, freed;
     if (!acis_nbreg_take(r, &e))
         return 0;
+    *flag = 0;
+    *rc = MPI_SUCCESS;
     if (!e)
-        return 1;                       /* another thread looks at it */
-    if (e->kind == ACIS_NB_ENGINE)
-        nb_look((struct acis_exec *)((char *)e - offsetof(struct acis_exec, ent)));
-    else
-        sq_look((struct acis_early_req *)((char *)e - offsetof(struct acis_early_req, ent)));
+        return 1;                       /* another thread looks at it now */
+    if (e->kind == ACIS_NB_ENGINE) {
+        struct acis_exec *x = (struct acis_exec *)((char *)e - offsetof(struct acis_exec, ent));
+        acis_nb_poll(x);
+        done = x->finished;
+        err = x->err;
+        if ((freed = acis_nbent_leave(e)))
+            free(x);
+    } else {
+        struct acis_early_req *q =
+            (struct acis_early_req *)((char *)e - offsetof(struct acis_early_req, ent));
+        sq_move(q);
+        done = q->completed;
+        err = q->err;
+        if ((freed = acis_nbent_leave(e)))
+            sq_release(q);
+    }
+    if (!done || freed)
+        return 1;
+    *flag = 1;                          /* what MPICH would say, from the query function */
+    if (status != MPI_STATUS_IGNORE)
+        collective_status(status, err);
+    if (err != MPI_SUCCESS)
+        *rc = acis_raise(MPI_COMM_WORLD, err);
     return 1;
 }
 
@@ -403,10 +427,10 @@ static struct acis_early_req *sq_new(struct acis_comm *cs, MPI_Request *req)
         return NULL;
     }
     q->req = *req;
-    acis_nbreg_add(&q->ent, *req, ACIS_NB_SHORT);
     q->cs = cs;
     q->poked = acis_now_ns();         /* a request answered soon never probes */
     acis_comm_hold(cs);
+    acis_nbreg_add(&q->ent, *req, ACIS_NB_SHORT);
     return q;
 }
 
@@ -495,9 +519,9 @@ int acis_nb_start(const struct acis_call *c)
         return run_now(c, "cannot allocate a request");
     }
     x->req = *c->req;
-    acis_nbreg_add(&x->ent, x->req, ACIS_NB_ENGINE);
     x->complete = grequest_done;
     acis_nb_hold(x);
+    acis_nbreg_add(&x->ent, x->req, ACIS_NB_ENGINE);
     acis_nb_launch(x);
     return MPI_SUCCESS;
 }

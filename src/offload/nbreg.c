@@ -7,9 +7,10 @@
  * request of nbc.c's two classes is in this table, by its handle, from
  * its allocation until MPICH frees it (the class's free function), and
  * MPI_Request_get_status (requests.c) moves the one it is given once,
- * as MPI_Test would, and then asks MPICH under the table's query lock
- * (MPICH runs the request's query function on the request's own status
- * in every thread that asks).
+ * as MPI_Test would, and answers from the call's own state (nbc.c,
+ * acis_nb_get_status): MPICH, asked, would run the request's query
+ * function on the request's own status in every thread that asks, two
+ * threads writing it at once (ThreadSanitizer, threads.c).
  *
  * That look runs outside MPICH, so under MPI_THREAD_MULTIPLE it may meet
  * MPICH's own poll of the same request, or its free.  Every look takes
@@ -27,13 +28,13 @@ enum { NB_BUSY = 1, NB_FREED = 2 };
 
 static struct acis_nbent **chain(MPI_Request r)
 {
-    return &acis_oc.nbreg.by_handle[(unsigned)r * 2654435761u % ACIS_NBREG_BUCKETS];
+    _Static_assert(ACIS_NBREG_BUCKETS == 256, "the top 8 bits of a Fibonacci hash");
+    return &acis_oc.nbreg.by_handle[(uint32_t)r * 2654435761u >> 24];
 }
 
 void acis_nbreg_setup(void)
 {
     pthread_mutex_init(&acis_oc.nbreg.lock, NULL);
-    pthread_mutex_init(&acis_oc.nbreg.query, NULL);
 }
 
 void acis_nbreg_add(struct acis_nbent *e, MPI_Request r, int kind)

@@ -62,7 +62,6 @@ struct acis_nbent {
 enum { ACIS_NB_ENGINE = 1, ACIS_NB_SHORT };
 struct acis_nbreg {
     pthread_mutex_t lock;
-    pthread_mutex_t query;    /* MPI_Request_get_status on an acis request */
     struct acis_nbent *by_handle[ACIS_NBREG_BUCKETS];
     atomic_int count;
 };
@@ -467,10 +466,13 @@ int acis_exec_run(struct acis_exec *x);
  * engine.  acis_nb_init at MPI_Init. */
 int acis_nb_init(void);
 
-/* MPI_Request_get_status on r: if r is an open nonblocking call of
- * acis's, move it once, as MPI_Test does (MPICH alone would not), unless
- * another thread moves it now.  1 if r is acis's, else 0. */
-int acis_nb_status(MPI_Request r);
+/* MPI_Request_get_status on r: 0 if r is not an open nonblocking call of
+ * acis's.  Else 1: the call is moved once, as MPI_Test does (MPICH alone
+ * would not), and *flag, *status and *rc are what MPICH's answer would
+ * be (from the call's own state: MPICH is not asked, so it runs no query
+ * function and no error handler under any acis lock); *flag is 0 while
+ * another thread looks at the call. */
+int acis_nb_get_status(MPI_Request r, int *flag, MPI_Status *status, int *rc);
 
 /* The table of open nonblocking calls (nbreg.c).  Setup at MPI_Init.
  * add: e (part of a call's state) for request r of kind.  drop: at the

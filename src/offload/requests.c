@@ -3,9 +3,9 @@
  * MPI_Request_free frees them, MPI_Cancel leaves them alone (a collective
  * cannot be cancelled), and every wait and test call, and
  * MPI_Request_get_status, first moves the ones it is given that are
- * still running (MPI_Request_get_status also acis's nonblocking calls,
- * whose poll MPICH does not run there: nbreg.c), then lets MPICH answer
- * as it always does: the request
+ * still running, then lets MPICH answer as it always does (but
+ * MPI_Request_get_status on acis's nonblocking calls, whose poll MPICH
+ * does not run there: acis moves and answers those, nbreg.c): the request
  * the user holds is MPICH's.  While no acis persistent request runs or
  * has an error to report (acis_oc.pers.active, .failed), a wait or test
  * call adds two atomic loads in front of MPICH's. */
@@ -101,15 +101,10 @@ ACIS_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *
 {
     if (!PERS_IDLE())
         move(1, &request, 0);
-    if (!acis_nb_status(request)) /* MPICH runs no generalized request's poll here */
-        return PMPI_Request_get_status(request, flag, status);
-    /* MPICH runs an acis request's query function on the request's own
-     * status in every thread that asks: one at a time (ThreadSanitizer,
-     * threads.c: two threads looking at the same call). */
-    pthread_mutex_lock(&acis_oc.nbreg.query);
-    int rc = PMPI_Request_get_status(request, flag, status);
-    pthread_mutex_unlock(&acis_oc.nbreg.query);
-    return rc;
+    int rc;
+    if (flag && acis_nb_get_status(request, flag, status, &rc))   /* MPICH checks flag */
+        return rc;                /* acis's nonblocking call: acis answers */
+    return PMPI_Request_get_status(request, flag, status);
 }
 
 /* Errors of the acis requests among the n finished ones (indices idx, or

@@ -33,7 +33,8 @@
  *     data (MPIR_CVAR_OFFLOAD_FAULT_NOMEM_NB=1 on it alone): it takes the
  *     engine's way and abstains, and every member -- rank 0 on the short
  *     path, even as a broadcast's root or a gather's leaf -- must fail the
- *     call with MPI_ERR_NO_MEM, the communicator going on.
+ *     call with MPI_ERR_NO_MEM, the communicator going on (MPI_Request_get_
+ *     status too says such a call done and failed).
  * With --expect-short the counters must show every call of the first two
  * cases on the short path (so a silent engine or MPICH fallback cannot
  * pass).
@@ -378,6 +379,16 @@ static void abstain(MPI_Comm comm)
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     for (int i = 0; i < 5; i++) {
         int rc = MPI_Ibcast(v, 4, MPI_INT, 0, comm, &r);
+        if (rc == MPI_SUCCESS && i % 2) {   /* seen done by MPI_Request_get_status first */
+            int flag = 0, rs;
+            double t0 = MPI_Wtime();
+            do
+                rs = MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
+            while (!flag && MPI_Wtime() - t0 < 30);
+            MPI_Error_class(rs, &cls);
+            check(flag && cls == MPI_ERR_NO_MEM,
+                  "get_status on an ibcast a member abstained from says done, failed", i);
+        }
         if (rc == MPI_SUCCESS)
             rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
         MPI_Error_class(rc, &cls);
