@@ -2,7 +2,7 @@
  * benchmark scripts in bench/.  A plain MPI program (not linked with acis),
  * so the same binary runs with and without LD_PRELOAD=libacis.so.
  *
- * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS] [-b SECONDS]
+ * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS] [-b SECONDS] [-w]
  *   COLL   allreduce reduce bcast barrier gather scatter allgather
  *          reduce_scatter scan exscan; each with an i in front for its
  *          nonblocking form (MPI_I* and MPI_Wait per call, as OSU's
@@ -18,6 +18,14 @@
  * to fit, never below 2; all ranks agree on the count.  Then a fourth
  * column gives the calls per repetition used.  Without -b the counts are
  * exactly as given.
+ *
+ * -w writes every rank's send buffer (a new byte value each call, all
+ * the bytes the rank sends: n, or n per rank at a scatter's root) before
+ * each call, as an application computes its data between calls, and
+ * times the calls alone: each call's time is read around it, the writes
+ * left out.  Without -w the buffers are written once (OSU's way): a
+ * single-copy transfer then reads lines its reader still holds from the
+ * last call.  The clock reads add some 50 ns a call.
  *
  * The barrier before each repetition and the reduction of the times call
  * PMPI_* directly: under LD_PRELOAD=libacis.so they are not intercepted,
@@ -117,9 +125,9 @@ static int one(const char *what, char *s, char *r, int n, int root, int size)
 int main(int argc, char **argv)
 {
     const char *what = "allreduce", *sizes = "8";
-    int iters = 10000, warmup = 1000, reps = 5, opt, rank;
+    int iters = 10000, warmup = 1000, reps = 5, opt, rank, write = 0;
     double budget = 0;
-    while ((opt = getopt(argc, argv, "t:s:i:x:r:b:")) != -1) {
+    while ((opt = getopt(argc, argv, "t:s:i:x:r:b:w")) != -1) {
         switch (opt) {
         case 't': what = optarg; break;
         case 's': sizes = optarg; break;
@@ -127,9 +135,10 @@ int main(int argc, char **argv)
         case 'x': warmup = atoi(optarg); break;
         case 'r': reps = atoi(optarg); break;
         case 'b': budget = atof(optarg); break;
+        case 'w': write = 1; break;
         default:
             fprintf(stderr, "usage: lat [-t coll] [-s sizes] [-i iters] [-x warmup] [-r reps] "
-                            "[-b seconds]\n");
+                            "[-b seconds] [-w]\n");
             return 2;
         }
     }
@@ -146,6 +155,7 @@ int main(int argc, char **argv)
         int n = atoi(p);
         size_t big = (size_t)n * (size_t)size + 1;   /* room for P blocks */
         char *s = calloc(big, 1), *r = calloc(big, 1);
+        size_t sent = strstr(what, "scatter") && !strstr(what, "reduce") ? big - 1 : (size_t)n;
         double t0 = MPI_Wtime(), el;
         if (one(what, s, r, n, 0, size) != MPI_SUCCESS) {
             if (rank == 0)
@@ -181,10 +191,21 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < reps; k++) {
             PMPI_Barrier(MPI_COMM_WORLD);
-            t0 = MPI_Wtime();
-            for (int i = 0; i < calls; i++)
-                one(what, s, r, n, 0, size);
-            double us = (MPI_Wtime() - t0) * 1e6 / calls;
+            double us = 0;
+            if (write) {
+                for (int i = 0; i < calls; i++) {
+                    memset(s, (k * calls + i) & 0xff, sent);
+                    t0 = MPI_Wtime();
+                    one(what, s, r, n, 0, size);
+                    us += MPI_Wtime() - t0;
+                }
+                us = us * 1e6 / calls;
+            } else {
+                t0 = MPI_Wtime();
+                for (int i = 0; i < calls; i++)
+                    one(what, s, r, n, 0, size);
+                us = (MPI_Wtime() - t0) * 1e6 / calls;
+            }
             PMPI_Allreduce(&us, &t[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
         qsort(t, (size_t)reps, sizeof t[0], cmp);

@@ -42,6 +42,10 @@ usage: bench/suite.sh [options]
   --max BYTES      sizes 4, 16, 64, ... up to BYTES (default 4194304)
   --out DIR        output directory (default bench/results/DATE-npN/)
   --quick          a tenth of the iterations, 3 repetitions (to check a setup)
+  --write          every rank writes its send buffer before each call, as an
+                   application computes its data, and only the calls are
+                   timed (bench/lat -w); without it the buffers are written
+                   once, as OSU does
   --timeout SEC    stop any one mpiexec run after SEC seconds (default 120)
 Each repetition is capped at 0.2 s (0.05 s with --quick; bench/lat -b).
   -h, --help       this text
@@ -78,6 +82,7 @@ sizes=
 max=
 out=
 quick=0
+write=
 rounds=
 run_timeout=120
 while [ $# -gt 0 ]; do
@@ -88,11 +93,12 @@ while [ $# -gt 0 ]; do
     case $opt in
     -h | --help) usage; exit 0 ;;
     --quick) quick=1; shift; continue ;;
+    --write) write=-w; shift; continue ;;
     --np | --build | --colls | --configs | --rounds | --sizes | --max | --out | --timeout)
         [ $# -ge 2 ] || die "$opt needs a value"
         val=$2
         shift 2 ;;
-    *) die "unknown option '$opt' (allowed: --np --build --colls --configs --rounds --sizes --max --out --quick --timeout --help)" ;;
+    *) die "unknown option '$opt' (allowed: --np --build --colls --configs --rounds --sizes --max --out --quick --write --timeout --help)" ;;
     esac
     case $opt in
     --np)
@@ -243,6 +249,7 @@ total=$((nrows * $(echo $configs | wc -w) * rounds))
     echo "# command: $command_line"
     echo "# each cell: the median of $rounds alternated rounds, each bench/lat's median of $reps repetitions (slowest rank), us per call; repetitions capped at $budget s; calls per repetition and every round's figure in $log and rounds.csv"
     [ "$quick" = 1 ] && echo "# --quick: a tenth of the iterations; figures are rough"
+    [ -n "$write" ] && echo "# --write: every rank writes its send buffer before each call (bench/lat -w); the calls alone are timed"
     awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l + 0 >= c) }' &&
         echo "# load average $load on $cores cores at the start: other work shares this machine; figures are not comparable with a quiet run"
     [ "$oversubscribed" = 1 ] &&
@@ -283,11 +290,11 @@ run_one() {
     {
         echo
         echo "== $coll $size B $config, round $round, at most $iters calls per repetition (bench/lat's 4th field: used)"
-        echo "\$ env -u LD_PRELOAD -u UCX_TLS $* $MPIEXEC -n $np $lat -t $coll -s $size -i $iters -x $warm -r $reps -b $budget"
+        echo "\$ env -u LD_PRELOAD -u UCX_TLS $* $MPIEXEC -n $np $lat -t $coll -s $size -i $iters -x $warm -r $reps -b $budget $write"
     } >>"$log"
     rc=0
     timeout -k 10 "$run_timeout" env -u LD_PRELOAD -u UCX_TLS "$@" \
-        "$MPIEXEC" -n "$np" "$lat" -t "$coll" -s "$size" -i "$iters" -x "$warm" -r "$reps" -b "$budget" \
+        "$MPIEXEC" -n "$np" "$lat" -t "$coll" -s "$size" -i "$iters" -x "$warm" -r "$reps" -b "$budget" $write \
         >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
     cat "$tmp/stdout" "$tmp/stderr" >>"$log"
     med='' min=''
