@@ -151,15 +151,20 @@ static int borrow(struct acis_exec *x)
  * (own_copy): at 2 ranks that is half of what went through the switch.
  * Only where some segment lies inside the block, and the switch takes it
  * (ACIS_CT_OWN_BLOCK); not scatterv: the switch checks a scatter root's
- * empty pieces against equal blocks. */
+ * empty pieces against equal blocks.  Every member of an allgather (or
+ * allgatherv) does the same but still sends those segments' pieces: the
+ * others need them: over a network its own block no longer comes back
+ * to it (half of what it receives at 2 ranks). */
 static void own_block(struct acis_exec *x)
 {
     struct acis_stream *st = &x->op.st;
     const struct acis_comm *cs = x->c.cs;
     uint64_t off, len, seg = acis_seg_bytes(cs->payload, st->kind, st->dtype, 0);
-    if (cs->rank != x->c.root || !cs->own_block || st->abstain || !st->src_buf || !seg)
+    int all = st->kind == ACIS_K_ALLGATHER;
+    if ((!all && cs->rank != x->c.root) || !cs->own_block || st->abstain || !st->src_buf ||
+        !seg)
         return;
-    if (st->kind == ACIS_K_GATHER) {
+    if (st->kind == ACIS_K_GATHER || all) {
         off = st->src_off;
         len = st->src_len;
         if (!st->dst_buf || off < st->dst_off || off + len > st->dst_off + st->dst_len)
@@ -180,6 +185,7 @@ static void own_block(struct acis_exec *x)
         return;                                        /* none lies inside */
     st->own_off = off;
     st->own_len = len;
+    st->own_sends = (uint8_t)all;
 }
 
 /* The call succeeded: the root's own block into its result (memmove: an
@@ -191,7 +197,7 @@ static void own_copy(struct acis_exec *x)
     uint64_t off = st->own_off, len = st->own_len;
     if (!len)
         return;
-    if (st->kind == ACIS_K_GATHER) {
+    if (st->kind == ACIS_K_GATHER || st->kind == ACIS_K_ALLGATHER) {
         if (st->dst_buf + (off - st->dst_off) != st->src_buf)   /* else in place */
             memmove(st->dst_buf + (off - st->dst_off), st->src_buf, len);
     } else if (st->dst_len) {

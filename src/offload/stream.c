@@ -99,8 +99,9 @@ static uint64_t seg_span(const struct acis_stream *s, uint32_t k, uint64_t *base
     return s->total - *base < s->seg_bytes ? s->total - *base : s->seg_bytes;
 }
 
-/* 1 if segment k of seg_len bytes at base lies in the block a root copies
- * itself: it carries no piece and asks for nothing. */
+/* 1 if segment k of seg_len bytes at base lies in the block a member
+ * copies itself: it asks for nothing (and carries no piece unless
+ * own_sends). */
 static int own(const struct acis_stream *s, uint64_t base, uint64_t seg_len)
 {
     return seg_len && base >= s->own_off && base + seg_len <= s->own_off + s->own_len;
@@ -116,8 +117,11 @@ static void ranges(const struct acis_stream *s, uint32_t k, uint64_t *base, uint
     overlap(s->dst_off, s->dst_len, *base, seg_len, rlo, rlen);
     if (s->abstain)
         *plen = 0;
-    if (own(s, *base, seg_len))
-        *plen = *rlen = 0;
+    if (own(s, *base, seg_len)) {
+        *rlen = 0;
+        if (!s->own_sends)
+            *plen = 0;
+    }
 }
 
 /* The part of segment k it wants back alone (taking an answer). */

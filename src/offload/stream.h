@@ -56,8 +56,11 @@ struct acis_stream {
     uint8_t *dst_buf;
     uint64_t dst_off, dst_len;
     /* the block the root of a gather or scatter copies itself: a segment
-     * inside it carries no piece and asks for nothing */
+     * inside it carries no piece and asks for nothing; an allgather
+     * member's (own_sends): such a segment carries the piece (the others
+     * need it) and asks for nothing */
     uint64_t own_off, own_len;
+    uint8_t own_sends;
     /* progress */
     uint32_t next;            /* next segment to send */
     uint32_t answered;        /* segments answered (which ones: the window

@@ -4,6 +4,10 @@
  * and 64 MiB.  Every result is compared with MPICH's (PMPI) and across
  * ranks, and the switch's own counters must show exactly the segments the
  * offloaded calls need: the work was done in the switch, not in MPICH.
+ * Then allgathers (blocking, nonblocking, in place) of blocks around a
+ * packet's size: same results as MPICH's, and every member that has a
+ * segment wholly inside its own block copies that block itself (the host
+ * counter own_block, by exactly one per such call) and none else does.
  *
  * usage: offload_sizes [--max BYTES]   (default 64 MiB) */
 #include <stdint.h>
@@ -106,6 +110,58 @@ done:
     free(ref);
 }
 
+/* Allgathers of b bytes per rank (see the top). */
+static void own_blocks(uint64_t b)
+{
+    uint64_t total = b * (uint64_t)size, off = b * (uint64_t)rank;
+    char *in = malloc(b), *out = malloc(total), *ref = malloc(total);
+    if (!in || !out || !ref) {
+        fail("out of memory", "MPI_CHAR", (size_t)b);
+        goto done;
+    }
+    uint64_t first = (off + payload - 1) / payload * payload;   /* a segment's start */
+    uint64_t end = first + payload < total ? first + payload : total;
+    int inside = first < total && end <= off + b;
+    for (int form = 0; form < 3; form++) {      /* blocking, nonblocking, in place */
+        struct acis_host_stats h0, h1;
+        struct acis_coll_stats c0, c1;
+        acis_coll_t coll = form == 1 ? ACIS_COLL_IALLGATHER : ACIS_COLL_ALLGATHER;
+        for (uint64_t i = 0; i < b; i++)
+            in[i] = (char)(rank * 31 + i * 7 + form);
+        memset(out, 0x5a, total);
+        if (form == 2)
+            memcpy(out + off, in, b);
+        acis_get_host_stats(&h0);
+        acis_get_stats(coll, &c0);
+        if (form == 0) {
+            MPI_Allgather(in, (int)b, MPI_CHAR, out, (int)b, MPI_CHAR, MPI_COMM_WORLD);
+        } else if (form == 1) {
+            MPI_Request r;
+            MPI_Iallgather(in, (int)b, MPI_CHAR, out, (int)b, MPI_CHAR, MPI_COMM_WORLD, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, (int)b, MPI_CHAR,
+                          MPI_COMM_WORLD);
+        }
+        acis_get_stats(coll, &c1);
+        acis_get_host_stats(&h1);
+        PMPI_Allgather(in, (int)b, MPI_CHAR, ref, (int)b, MPI_CHAR, MPI_COMM_WORLD);
+        static const char *names[] = { "MPI_CHAR allgather", "MPI_CHAR iallgather",
+                                       "MPI_CHAR allgather in place" };
+        if (c1.offloaded != c0.offloaded + 1)
+            fail("not offloaded", names[form], (size_t)b);
+        if (memcmp(out, ref, total) != 0)
+            fail("result differs from MPICH", names[form], (size_t)b);
+        if (h1.own_block - h0.own_block != (uint64_t)inside)
+            fail(inside ? "own block not kept" : "own block kept where no segment lies inside",
+                 names[form], (size_t)b);
+    }
+done:
+    free(in);
+    free(out);
+    free(ref);
+}
+
 int main(int argc, char **argv)
 {
     size_t max = 64u << 20;
@@ -145,6 +201,10 @@ int main(int argc, char **argv)
             one(ACIS_K_BCAST, t, ops[c], counts[k], k % size);
         }
     }
+    uint64_t blocks[] = { 1, payload / 2, payload, payload + 1, 2 * payload + 5, 3 * payload };
+    for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
+        if (blocks[k] * (uint64_t)size <= max)
+            own_blocks(blocks[k]);
     int total;
     MPI_Reduce(&failures, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
