@@ -654,8 +654,11 @@ void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank,
  * their data is out; its answer is taken later.  So no member of such a
  * call abstains (exec.c): a member that has returned would not be there
  * to redo the call in MPICH.  Every member tells such a call from its
- * kind and size alone, whatever path the others took. */
-#define ACIS_EARLY_MAX 4096
+ * kind and size alone, whatever path the others took.  16 KiB (4 KiB
+ * until 2026-11-29): a 2-rank gather or scatter of 4 KiB blocks returns
+ * early too (bench/ab.sh: -23 to -28 %); a blocking call's frame holds
+ * twice this to borrow from (exec.c). */
+#define ACIS_EARLY_MAX 16384
 static inline int acis_early_kind(unsigned kind, uint64_t total)
 {
     return (kind == ACIS_K_BCAST || kind == ACIS_K_SCATTER || kind == ACIS_K_GATHER) &&

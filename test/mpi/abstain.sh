@@ -47,7 +47,7 @@ done
 # Only rank 0 runs out of memory: rank 1 takes the short path (shm), and
 # an abstention reaches it there as on the engine's path.  Where rank 1
 # returns early (a bcast or scatter it is the root of, a gather it is a
-# leaf of, up to 4096 bytes), rank 0 must not abstain: it borrows.
+# leaf of, up to 16384 bytes), rank 0 must not abstain: it borrows.
 note "coll_check, shm, 2 ranks, rank 0 abstains in 10 % of calls, rank 1 on the short path"
 unset MPIR_CVAR_OFFLOAD_FAULT_NOMEM
 args="--matrix=quick --may-redo --offload=$ALL --offload-nb=$ALL --counts=0,1,1000"
