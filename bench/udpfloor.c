@@ -53,7 +53,8 @@
 
 /* One member's part of a call: the byte ranges of the result space it
  * sends (src) and wants back (dst), and its own block (a gather or
- * scatter root's, whose segments carry nothing). */
+ * scatter root's, whose segments carry nothing; an allgather member's,
+ * whose segments carry the piece but ask for nothing: the call's keeps). */
 struct part {
     uint64_t so, sl, d_o, dl, oo, ol;
 };
@@ -61,6 +62,7 @@ struct part {
 struct call {
     uint64_t total, seg;
     uint32_t nseg;
+    int keeps;
     struct part m[2];
 };
 
@@ -91,8 +93,9 @@ static int plan(const char *coll, uint64_t n, uint64_t payload, struct call *c)
         t = 0;
     } else if (!strcmp(coll, "allgather")) {
         t = 2 * n;
-        c->m[0] = (struct part){ 0, n, 0, t, 0, 0 };
-        c->m[1] = (struct part){ n, n, 0, t, 0, 0 };
+        c->m[0] = (struct part){ 0, n, 0, t, 0, n };
+        c->m[1] = (struct part){ n, n, 0, t, n, n };
+        c->keeps = 1;
     } else if (!strcmp(coll, "gather")) {
         t = 2 * n;
         c->m[0] = (struct part){ 0, n, 0, t, 0, n };
@@ -113,10 +116,13 @@ static int plan(const char *coll, uint64_t n, uint64_t payload, struct call *c)
     if (strstr(coll, "scan"))           /* a slot holds each member's piece */
         c->seg = acis_scan_seg_bytes((uint32_t)payload, 2, 1);
     c->nseg = t ? (uint32_t)((t + c->seg - 1) / c->seg) : 1;
-    /* the own block counts only where a segment lies inside it (exec.c) */
-    uint64_t first = (c->m[0].oo + payload - 1) / payload * payload;
-    if (c->m[0].ol && (first >= t || first + payload > c->m[0].oo + c->m[0].ol))
-        c->m[0].ol = 0;
+    /* an own block counts only where a segment lies inside it (exec.c) */
+    for (int m = 0; m < 2; m++) {
+        uint64_t first = (c->m[m].oo + payload - 1) / payload * payload;
+        uint64_t end = first + payload < t ? first + payload : t;
+        if (c->m[m].ol && (first >= t || end > c->m[m].oo + c->m[m].ol))
+            c->m[m].ol = 0;
+    }
     return 0;
 }
 
@@ -140,8 +146,11 @@ static void ranges(const struct call *c, int m, uint32_t k, uint64_t *plo, uint6
         len = 0;
     overlap(p->so, p->sl, base, len, plo, plen);
     overlap(p->d_o, p->dl, base, len, rlo, rlen);
-    if (len && p->ol && base >= p->oo && base + len <= p->oo + p->ol)
-        *plen = *rlen = 0;
+    if (len && p->ol && base >= p->oo && base + len <= p->oo + p->ol) {
+        *rlen = 0;
+        if (!c->keeps)
+            *plen = 0;
+    }
 }
 
 /* What the relay answers member m for segment k, as acis's switch does

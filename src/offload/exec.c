@@ -248,8 +248,8 @@ static int start_main(struct acis_exec *x)
         abstain(x);
     own_block(x);
     int rc = start_op(x, ACIS_PHASE_MAIN);
-    if (rc == 0 && x->op.st.own_len)
-        ACIS_COUNT(own_block, 1);
+    if (rc == 0 && x->op.st.own_len && !x->op.st.own_sends)
+        ACIS_COUNT(own_block, 1);           /* roots (acis.h); an allgather's show in bytes */
     return rc;
 }
 
