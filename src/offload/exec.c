@@ -152,9 +152,10 @@ static int borrow(struct acis_exec *x)
  * Only where some segment lies inside the block, and the switch takes it
  * (ACIS_CT_OWN_BLOCK); not scatterv: the switch checks a scatter root's
  * empty pieces against equal blocks.  Every member of an allgather (or
- * allgatherv) does the same but still sends those segments' pieces: the
- * others need them: over a network its own block no longer comes back
- * to it (half of what it receives at 2 ranks). */
+ * allgatherv) does the same but still sends those segments' pieces (the
+ * others need them): over a network those segments no longer come back
+ * to it (nearly half of what it receives at 2 ranks, blocks of many
+ * segments). */
 static void own_block(struct acis_exec *x)
 {
     struct acis_stream *st = &x->op.st;
