@@ -42,12 +42,6 @@ struct acis_helper {
     atomic_int parked;        /* asleep until one starts */
 };
 
-/* Persistent collectives (pers.c): every acis persistent request, by its
- * handle, and those freed while running (orphans), under lock; count,
- * active and failed are atomic, read without it: with no request at all
- * MPI_Start and MPI_Request_free go straight to MPICH, and so do the wait
- * and test calls while none runs or failed (requests.c).  comm is a
- * private dup of MPI_COMM_SELF (made at MPI_Init). */
 /* Open nonblocking calls by their requests' handles (nbreg.c): an entry
  * is part of its call's state (struct acis_exec or acis_early_req), in
  * the table from the request's allocation to its free; count is read
@@ -66,6 +60,12 @@ struct acis_nbreg {
     atomic_int count;
 };
 
+/* Persistent collectives (pers.c): every acis persistent request, by its
+ * handle, and those freed while running (orphans), under lock; count,
+ * active and failed are atomic, read without it: with no request at all
+ * MPI_Start and MPI_Request_free go straight to MPICH, and so do the wait
+ * and test calls while none runs or failed (requests.c).  comm is a
+ * private dup of MPI_COMM_SELF (made at MPI_Init). */
 struct acis_pers;
 struct acis_pers_table {
     pthread_mutex_t lock;
@@ -85,7 +85,7 @@ struct acis_pers_table {
  * inflight, fixing, rejoin_after_ns and fix_nomem_warned are under the
  * device lock, whichever thread (application, progress helper, peer
  * service) touches them; redo_pending, waiters, rounds and fault_draws are
- * atomic; helper has its own lock. */
+ * atomic; helper, pers and nbreg have their own locks. */
 struct acis_offload_ctx {
     int mode;                 /* enum acis_mode */
     int world_rank, world_size;
