@@ -161,8 +161,7 @@ static void advance(struct acis_exec *x, int wait)
 /* A nonblocking call's own completion: its generalized request. */
 static void grequest_done(struct acis_exec *x)
 {
-    MPI_Request r = x->req;
-    x->req = MPI_REQUEST_NULL;
+    MPI_Request r = x->ent.handle;
     acis_nb_release(x);
     PMPI_Grequest_complete(r);
 }
@@ -209,20 +208,27 @@ int acis_nb_poll(struct acis_exec *x)
 }
 
 /* One look at x's request (x->ent taken), from MPICH's poll or from
- * MPI_Request_get_status. */
-static void nb_look(struct acis_exec *x)
+ * MPI_Request_get_status: whether it is done and its error after the
+ * look; 1 if the request was freed meanwhile (x is gone, *done 0). */
+static int nb_look(struct acis_exec *x, int *done, int *err)
 {
     acis_nb_poll(x);
-    if (acis_nbent_leave(&x->ent))
-        free(x);                        /* freed while we looked */
+    *done = x->finished;
+    *err = x->err;
+    if (!acis_nbent_leave(&x->ent))
+        return 0;
+    free(x);
+    *done = 0;
+    return 1;
 }
 
 static int poll_fn(void *state, MPI_Status *status)
 {
     struct acis_exec *x = state;
+    int done, err;
     (void)status;
     if (acis_nbent_enter(&x->ent))      /* else another thread looks */
-        nb_look(x);
+        nb_look(x, &done, &err);
     return MPI_SUCCESS;
 }
 
@@ -293,7 +299,7 @@ static void sq_complete(struct acis_early_req *q)
         return;
     q->completed = 1;
     acis_comm_drop(q->cs);
-    PMPI_Grequest_complete(q->req);
+    PMPI_Grequest_complete(q->ent.handle);
 }
 
 /* Is q's answer taken (wait: wait until it is)?  q holds its
@@ -335,21 +341,26 @@ static void sq_move(struct acis_early_req *q)
     q->polled = now;
 }
 
-/* One look at q's request (q->ent taken), from MPICH's poll or from
- * MPI_Request_get_status. */
-static void sq_look(struct acis_early_req *q)
+/* The same for q's (nb_look). */
+static int sq_look(struct acis_early_req *q, int *done, int *err)
 {
     sq_move(q);
-    if (acis_nbent_leave(&q->ent))
-        sq_release(q);                  /* freed while we looked */
+    *done = q->completed;
+    *err = q->err;
+    if (!acis_nbent_leave(&q->ent))
+        return 0;
+    sq_release(q);
+    *done = 0;
+    return 1;
 }
 
 static int sq_poll(void *state, MPI_Status *status)
 {
     struct acis_early_req *q = state;
+    int done, err;
     (void)status;
     if (acis_nbent_enter(&q->ent))      /* else another thread looks */
-        sq_look(q);
+        sq_look(q, &done, &err);
     return MPI_SUCCESS;
 }
 
@@ -373,30 +384,19 @@ static int sq_wait(int count, void **states, double timeout, MPI_Status *status)
 int acis_nb_get_status(MPI_Request r, int *flag, MPI_Status *status, int *rc)
 {
     struct acis_nbent *e;
-    int done, err, freed;
+    int done, err;
     if (!acis_nbreg_take(r, &e))
         return 0;
     *flag = 0;
     *rc = MPI_SUCCESS;
     if (!e)
         return 1;                       /* another thread looks at it now */
-    if (e->kind == ACIS_NB_ENGINE) {
-        struct acis_exec *x = (struct acis_exec *)((char *)e - offsetof(struct acis_exec, ent));
-        acis_nb_poll(x);
-        done = x->finished;
-        err = x->err;
-        if ((freed = acis_nbent_leave(e)))
-            free(x);
-    } else {
-        struct acis_early_req *q =
-            (struct acis_early_req *)((char *)e - offsetof(struct acis_early_req, ent));
-        sq_move(q);
-        done = q->completed;
-        err = q->err;
-        if ((freed = acis_nbent_leave(e)))
-            sq_release(q);
-    }
-    if (!done || freed)
+    if (e->kind == ACIS_NB_ENGINE)
+        nb_look((struct acis_exec *)((char *)e - offsetof(struct acis_exec, ent)), &done, &err);
+    else
+        sq_look((struct acis_early_req *)((char *)e - offsetof(struct acis_early_req, ent)),
+                &done, &err);
+    if (!done)
         return 1;
     *flag = 1;                          /* what MPICH would say, from the query function */
     if (status != MPI_STATUS_IGNORE)
@@ -426,7 +426,6 @@ static struct acis_early_req *sq_new(struct acis_comm *cs, MPI_Request *req)
         free(q);
         return NULL;
     }
-    q->req = *req;
     q->cs = cs;
     q->poked = acis_now_ns();         /* a request answered soon never probes */
     acis_comm_hold(cs);
@@ -518,10 +517,9 @@ int acis_nb_start(const struct acis_call *c)
         free(x);
         return run_now(c, "cannot allocate a request");
     }
-    x->req = *c->req;
     x->complete = grequest_done;
     acis_nb_hold(x);
-    acis_nbreg_add(&x->ent, x->req, ACIS_NB_ENGINE);
+    acis_nbreg_add(&x->ent, *c->req, ACIS_NB_ENGINE);
     acis_nb_launch(x);
     return MPI_SUCCESS;
 }

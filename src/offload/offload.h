@@ -401,8 +401,8 @@ struct acis_exec {
                                  MPICH's request) */
     MPI_Datatype held[2];     /* nonblocking: dups of the caller's derived
                                  stype, rtype (MPI_DATATYPE_NULL if none) */
-    MPI_Request req;          /* nonblocking: its generalized request */
-    struct acis_nbent ent;    /* ... its entry in acis_oc.nbreg */
+    struct acis_nbent ent;    /* nonblocking: its generalized request's
+                                 handle, its entry in acis_oc.nbreg */
     MPI_Request inner;
     uint64_t poked;           /* nonblocking: when it last let MPICH move */
     uint64_t quiet_since;     /* nonblocking: since when its polls heard
@@ -673,8 +673,8 @@ struct acis_early_req {
     int completed;                /* its request was completed (nbc.c) */
     int orphan;                   /* ... freed before that: late.c frees q */
     struct acis_comm *cs;         /* held while the request is open */
-    MPI_Request req;
-    struct acis_nbent ent;        /* its entry in acis_oc.nbreg */
+    struct acis_nbent ent;        /* its request's handle, its entry in
+                                     acis_oc.nbreg */
     uint64_t poked;               /* when its poll last let MPICH move */
     uint64_t polled;              /* when its last poll returned */
     uint64_t quiet_since;         /* when it was first polled (0: never) */

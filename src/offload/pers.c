@@ -242,7 +242,6 @@ static int start(struct acis_pers *p)
     x->c = p->c;
     x->held[0] = held[0];
     x->held[1] = held[1];
-    x->req = MPI_REQUEST_NULL;
     x->complete = finished;
     int first = !p->started;
     x->sizes = p->vsizes && !first ? p->sizes : NULL;
