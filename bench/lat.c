@@ -20,7 +20,8 @@
  * exactly as given.
  *
  * -w writes every rank's send buffer (a new byte value each call, all
- * the bytes the rank sends: n, or n per rank at a scatter's root) before
+ * the bytes the rank sends: n, or n per rank for a scatter's root and a
+ * reduce_scatter) before
  * each call, as an application computes its data between calls, and
  * times the calls alone: each call's time is read around it, the writes
  * left out.  Without -w the buffers are written once (OSU's way): a
@@ -155,7 +156,7 @@ int main(int argc, char **argv)
         int n = atoi(p);
         size_t big = (size_t)n * (size_t)size + 1;   /* room for P blocks */
         char *s = calloc(big, 1), *r = calloc(big, 1);
-        size_t sent = strstr(what, "scatter") && !strstr(what, "reduce") ? big - 1 : (size_t)n;
+        size_t sent = strstr(what, "scatter") ? big - 1 : (size_t)n;   /* n per rank */
         double t0 = MPI_Wtime(), el;
         if (one(what, s, r, n, 0, size) != MPI_SUCCESS) {
             if (rank == 0)
