@@ -44,11 +44,24 @@ static int query_fn(void *state, MPI_Status *status)
     return collective_status(status, ((const struct acis_exec *)state)->err);
 }
 
+/* MPICH frees the request once a wait or test call has seen it complete;
+ * MPI_Request_free refuses an open one (requests.c).  Only a
+ * PMPI_Request_free, past acis, frees one still running: its state stays
+ * (lost) rather than freed under the engine, which still writes it. */
+static void drop_state(struct acis_exec *x)
+{
+    if (x->finished)
+        free(x);
+    else
+        acis_log(0, "%s: its request was freed by PMPI_Request_free while it ran: its "
+                    "state is kept", acis_coll_name(x->c.coll));
+}
+
 static int free_fn(void *state)
 {
     struct acis_exec *x = state;
     if (acis_nbreg_drop(&x->ent))
-        free(x);                        /* else the look under way frees it */
+        drop_state(x);                  /* else the look under way does */
     return MPI_SUCCESS;
 }
 
@@ -217,7 +230,7 @@ static int nb_look(struct acis_exec *x, int *done, int *err)
     *err = x->err;
     if (!acis_nbent_leave(&x->ent))
         return 0;
-    free(x);
+    drop_state(x);
     *done = 0;
     return 1;
 }
@@ -242,7 +255,7 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
             sched_yield();              /* a get_status look, in another thread */
         acis_nb_wait(x);
         if (acis_nbent_leave(&x->ent))
-            free(x);
+            drop_state(x);
     }
     acis_dev_leave();                        /* back to the application */
     return MPI_SUCCESS;
@@ -263,8 +276,9 @@ static int sq_query(void *state, MPI_Status *status)
     return collective_status(status, ((const struct acis_early_req *)state)->err);
 }
 
-/* A request freed before it completed (MPI_Request_free: erroneous on a
- * collective's, yet it must not leave late.c holding freed memory):
+/* A request freed before it completed (erroneous on a collective's, and
+ * refused by MPI_Request_free, requests.c; PMPI_Request_free, past acis,
+ * does it -- which must not leave late.c holding freed memory):
  * late.c frees q when its answer comes.  The communicator is let go at
  * once, so it can close: if its state goes first, the answer is dropped
  * with it, and q with it is lost (a few bytes, for an erroneous call). */

@@ -19,7 +19,9 @@
  * way only marks the entry FREED: the look's end frees the state.  The
  * table's lock is held only to find an entry and take its bit, never
  * during a look, which may take the device lock and MPICH's.  The
- * entries are the states' own (intrusive), so adding one cannot fail. */
+ * entries are the states' own (intrusive), so adding one cannot fail.
+ * MPI_Request_free and MPI_Cancel refuse a request in the table, as
+ * MPICH refuses its own nonblocking collectives' (requests.c). */
 #include "config.h"
 
 #include "offload/offload.h"
@@ -73,15 +75,32 @@ int acis_nbent_leave(struct acis_nbent *e)
     return (atomic_fetch_and_explicit(&e->bits, ~NB_BUSY, memory_order_acq_rel) & NB_FREED) != 0;
 }
 
+/* r's entry, or NULL (the lock held). */
+static struct acis_nbent *find(MPI_Request r)
+{
+    struct acis_nbent *f = *chain(r);
+    while (f && f->handle != r)
+        f = f->next;
+    return f;
+}
+
+int acis_nbreg_has(MPI_Request r)
+{
+    if (!atomic_load_explicit(&acis_oc.nbreg.count, memory_order_relaxed))
+        return 0;
+    pthread_mutex_lock(&acis_oc.nbreg.lock);
+    int has = find(r) != NULL;
+    pthread_mutex_unlock(&acis_oc.nbreg.lock);
+    return has;
+}
+
 int acis_nbreg_take(MPI_Request r, struct acis_nbent **e)
 {
     *e = NULL;
     if (!atomic_load_explicit(&acis_oc.nbreg.count, memory_order_relaxed))
         return 0;
     pthread_mutex_lock(&acis_oc.nbreg.lock);
-    struct acis_nbent *f = *chain(r);
-    while (f && f->handle != r)
-        f = f->next;
+    struct acis_nbent *f = find(r);
     if (f && acis_nbent_enter(f))
         *e = f;                             /* else another thread looks at it */
     pthread_mutex_unlock(&acis_oc.nbreg.lock);

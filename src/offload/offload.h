@@ -477,7 +477,8 @@ int acis_nb_get_status(MPI_Request r, int *flag, MPI_Status *status, int *rc);
 /* The table of open nonblocking calls (nbreg.c).  Setup at MPI_Init.
  * add: e (part of a call's state) for request r of kind.  drop: at the
  * request's free, out of the table; 1 if the state may be freed now, 0 if
- * a look at it is under way (its leave says to free it).  take: 1 if r
+ * a look at it is under way (its leave says to free it).  has: 1 if r is
+ * one of them (MPI_Request_free and MPI_Cancel refuse it).  take: 1 if r
  * is acis's, with *e its entry taken for one look, or NULL if another
  * thread looks; else 0.  enter: take e for one look (0: another thread has it); leave:
  * give it back, 1 if the request was freed meanwhile (the caller frees
@@ -485,6 +486,7 @@ int acis_nb_get_status(MPI_Request r, int *flag, MPI_Status *status, int *rc);
 void acis_nbreg_setup(void);
 void acis_nbreg_add(struct acis_nbent *e, MPI_Request r, int kind);
 int acis_nbreg_drop(struct acis_nbent *e);
+int acis_nbreg_has(MPI_Request r);
 int acis_nbreg_take(MPI_Request r, struct acis_nbent **e);
 int acis_nbent_enter(struct acis_nbent *e);
 int acis_nbent_leave(struct acis_nbent *e);

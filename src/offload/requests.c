@@ -1,7 +1,8 @@
 /* requests.c -- the MPI request calls acis takes part in, for its
  * persistent collectives (pers.c): MPI_Start and MPI_Startall start them,
  * MPI_Request_free frees them, MPI_Cancel leaves them alone (a collective
- * cannot be cancelled), and every wait and test call, and
+ * cannot be cancelled); for its nonblocking calls MPI_Request_free and
+ * MPI_Cancel fail, as MPICH's do on its own; and every wait and test call, and
  * MPI_Request_get_status, first moves the ones it is given that are
  * still running, then lets MPICH answer as it always does (but
  * MPI_Request_get_status on acis's nonblocking calls, whose poll MPICH
@@ -43,15 +44,15 @@ static int err_of(MPI_Request r, MPI_Status *st)
 ACIS_API int MPI_Start(MPI_Request *request)
 {
     int rc;
-    if (acis_pers_start(request, &rc))
+    if (request && acis_pers_start(request, &rc))     /* NULL: MPICH's error */
         return rc;
     return PMPI_Start(request);
 }
 
 ACIS_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    if (!atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed))
-        return PMPI_Startall(count, array_of_requests);
+    if (!atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed) || !array_of_requests)
+        return PMPI_Startall(count, array_of_requests);  /* NULL: MPICH's error */
     for (int i = 0; i < count; i++) {
         int rc;
         if (!acis_pers_start(&array_of_requests[i], &rc))
@@ -62,18 +63,40 @@ ACIS_API int MPI_Startall(int count, MPI_Request array_of_requests[])
     return MPI_SUCCESS;
 }
 
+/* call on r, a nonblocking collective's request: erroneous in MPI (MPI
+ * 4.0, 6.12), and MPICH 4.0.2 refuses it on its own such requests (an
+ * error through MPI_COMM_WORLD's handler, the request left as it was).
+ * acis's are generalized requests to MPICH, which would free or cancel
+ * them: refused here the same way, so a program does the same whether
+ * acis or MPICH runs its call. */
+static int refuse(MPI_Request r, const char *call)
+{
+    acis_log(0, "%s: request %#x is a nonblocking collective's, which MPI does not let be "
+                "freed or cancelled (MPICH refuses its own too): left as it was; complete it "
+                "with a wait or test call", call, (unsigned)r);
+    return acis_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+}
+
 ACIS_API int MPI_Request_free(MPI_Request *request)
 {
     int rc;
+    if (!request)
+        return PMPI_Request_free(request);              /* MPICH's error */
     if (acis_pers_free(request, &rc))
         return rc;
+    if (acis_nbreg_has(*request))
+        return refuse(*request, "MPI_Request_free");
     return PMPI_Request_free(request);
 }
 
 ACIS_API int MPI_Cancel(MPI_Request *request)
 {
+    if (!request)
+        return PMPI_Cancel(request);                    /* MPICH's error */
     if (acis_pers_poll(*request, 0) >= 0)
         return MPI_SUCCESS;           /* acis's: a collective is not cancelled */
+    if (acis_nbreg_has(*request))
+        return refuse(*request, "MPI_Cancel");
     return PMPI_Cancel(request);
 }
 

@@ -24,11 +24,14 @@
  *     looks must then see the call done (a deadline instead of a hang)
  *     with the data in place, and the 1 MiB calls counted offloaded;
  *   - the communicator freed before the request is waited for;
- *   - with --expect-short, a request freed before it completed
- *     (MPI_Request_free: erroneous on a collective's, but on the short
- *     path it must not corrupt memory -- the sanitized build runs this
- *     too; the engine's requests are not made to survive it), and one
- *     freed after a later wait took its answer;
+ *   - MPI_Request_free and MPI_Cancel on an open request (erroneous on
+ *     a collective's), on the short path and through the engine (1 MiB):
+ *     refused as MPICH refuses its own, the request kept and then
+ *     waited for with its data;
+ *   - with --expect-short, a request freed before it completed past acis
+ *     (PMPI_Request_free: on the short path it must not corrupt memory --
+ *     the sanitized build runs this too), and one freed after a later
+ *     wait took its answer;
  *   - with --abstain, rank 1 without memory for any nonblocking call's
  *     data (MPIR_CVAR_OFFLOAD_FAULT_NOMEM_NB=1 on it alone): it takes the
  *     engine's way and abstains, and every member -- rank 0 on the short
@@ -335,7 +338,41 @@ static void freed(MPI_Comm comm)
     }
 }
 
-/* Leaves free their open request: the next call works, and the
+/* MPI_Request_free and MPI_Cancel on an open nonblocking broadcast's
+ * request of n ints (buf): refused as MPICH refuses its own -- an error
+ * (MPI_ERR_REQUEST) through MPI_COMM_WORLD's handler, the request left as
+ * it was -- and a wait then completes the call with the data. */
+static void refused(MPI_Comm comm, int n, int *buf)
+{
+    int root = size - 1, x = rank == root ? 7 : -1, cls;
+    MPI_Request m, r;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    PMPI_Ibcast(&x, 1, MPI_INT, root, comm, &m);        /* MPICH's own */
+    int mf = PMPI_Request_free(&m), mc = PMPI_Cancel(&m);
+    PMPI_Wait(&m, MPI_STATUS_IGNORE);
+    check(mf != MPI_SUCCESS && mc != MPI_SUCCESS && x == 7,
+          "MPICH refuses to free or cancel its own ibcast's request", n);
+    for (int k = 0; k < n; k++)
+        buf[k] = rank == root ? k + 3 : -1;
+    MPI_Ibcast(buf, n, MPI_INT, root, comm, &r);
+    MPI_Request held = r;
+    int rf = MPI_Request_free(&r);
+    MPI_Error_class(rf, &cls);
+    check(cls == MPI_ERR_REQUEST && r == held, "MPI_Request_free refused, the request kept", n);
+    int rc = MPI_Cancel(&r);
+    MPI_Error_class(rc, &cls);
+    check(cls == MPI_ERR_REQUEST && r == held, "MPI_Cancel refused, the request kept", n);
+    check(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && r == MPI_REQUEST_NULL,
+          "the refused request waited for", n);
+    int ok = 1;
+    for (int k = 0; k < n; k++)
+        ok &= buf[k] == k + 3;
+    check(ok, "the refused request's broadcast", n);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* Leaves free their open request past acis (PMPI_Request_free: acis's
+ * MPI_Request_free refuses it): the next call works, and the
  * communicator can still be freed (its answer is taken by some later
  * call or dropped with the communicator's state). */
 static void freed_request(MPI_Comm comm)
@@ -346,7 +383,7 @@ static void freed_request(MPI_Comm comm)
     MPI_Request r;
     if (rank != root) {
         MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
-        MPI_Request_free(&r);
+        PMPI_Request_free(&r);
         check(r == MPI_REQUEST_NULL, "a freed request is MPI_REQUEST_NULL", 0);
     }
     tell(root, 1, comm);
@@ -367,7 +404,7 @@ static void freed_request(MPI_Comm comm)
         MPI_Ibcast(&v, 1, MPI_INT, root, comm, &r);
     MPI_Ibcast(&w, 1, MPI_INT, root, comm, &r2);
     MPI_Wait(&r2, MPI_STATUS_IGNORE);
-    MPI_Request_free(&r);
+    PMPI_Request_free(&r);
     check(v == 5 && w == 6, "ibcasts before a freed request", 0);
 }
 
@@ -457,9 +494,11 @@ int main(int argc, char **argv)
     check(!expect || p1.short_path - p0.short_path == 5,
           "get_status: the small ibcasts on the short path", 0);
     polled(comm, BIG / 4, big);
+    refused(comm, N, big);
+    refused(comm, BIG / 4, big);
     free(big);
     freed(comm);
-    if (expect)                 /* the engine's requests do not survive it (yet) */
+    if (expect)                 /* past acis, an engine request would be lost */
         freed_request(comm);
     MPI_Comm_free(&comm);
 
