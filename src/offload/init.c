@@ -160,6 +160,7 @@ ACIS_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provide
 ACIS_API int MPI_Finalize(void)
 {
     if (acis_oc.mode != ACIS_MODE_PASS) {
+        acis_nb_orphans(1);                 /* nonblocking calls freed running */
         acis_pers_finalize();               /* persistent requests not freed */
         acis_helper_stop();                 /* every request is complete by now */
         if (ACIS_CV(OFFLOAD_STATS))

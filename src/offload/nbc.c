@@ -44,17 +44,34 @@ static int query_fn(void *state, MPI_Status *status)
     return collective_status(status, ((const struct acis_exec *)state)->err);
 }
 
+/* An orphan's completion: no request to complete (the user freed it;
+ * MPICH keeps its object, a few bytes for an erroneous call), only what
+ * it holds to let go. */
+static void orphan_done(struct acis_exec *x)
+{
+    acis_nb_release(x);
+}
+
 /* MPICH frees the request once a wait or test call has seen it complete;
  * MPI_Request_free refuses an open one (requests.c).  Only a
- * PMPI_Request_free, past acis, frees one still running: its state stays
- * (lost) rather than freed under the engine, which still writes it. */
+ * PMPI_Request_free, past acis, frees one still running: its state is
+ * not freed under the engine, which still writes it, but kept as an
+ * orphan that later calls move and MPI_Finalize finishes (until then it
+ * holds its communicator).  The caller has x to itself (no look). */
 static void drop_state(struct acis_exec *x)
 {
-    if (x->finished)
+    if (x->finished) {
         free(x);
-    else
-        acis_log(0, "%s: its request was freed by PMPI_Request_free while it ran: its "
-                    "state is kept", acis_coll_name(x->c.coll));
+        return;
+    }
+    acis_log(1, "%s: its request was freed while it ran (PMPI_Request_free): it finishes "
+                "on its own", acis_coll_name(x->c.coll));
+    x->complete = orphan_done;
+    pthread_mutex_lock(&acis_oc.nbreg.lock);
+    x->ent.next = acis_oc.nbreg.orphans;
+    acis_oc.nbreg.orphans = &x->ent;
+    atomic_fetch_add(&acis_oc.nbreg.norphans, 1);
+    pthread_mutex_unlock(&acis_oc.nbreg.lock);
 }
 
 static int free_fn(void *state)
@@ -185,6 +202,7 @@ static void grequest_done(struct acis_exec *x)
 
 int acis_nb_poll(struct acis_exec *x)
 {
+    acis_nb_orphans(0);
     if (x->finished)
         return 1;
     /* MPI_Wait runs nothing else: the silence of a dead switch must be
@@ -268,6 +286,44 @@ void acis_nb_wait(struct acis_exec *x)
             acis_op_wait(&x->op);
         advance(x, 1);
     }
+}
+
+void acis_nb_orphans(int wait)
+{
+    if (!atomic_load_explicit(&acis_oc.nbreg.norphans, memory_order_relaxed) ||
+        atomic_flag_test_and_set(&acis_oc.nbreg.sweeping))
+        return;                         /* none, or another thread moves them */
+    pthread_mutex_lock(&acis_oc.nbreg.lock);
+    struct acis_nbent *e = acis_oc.nbreg.orphans, *next, *left = NULL;
+    acis_oc.nbreg.orphans = NULL;
+    pthread_mutex_unlock(&acis_oc.nbreg.lock);
+    for (; e; e = next) {
+        next = e->next;
+        struct acis_exec *x = (struct acis_exec *)((char *)e - offsetof(struct acis_exec, ent));
+        if (wait) {
+            acis_nb_wait(x);
+        } else {
+            if (!atomic_load(&x->redo))
+                acis_engine_progress();
+            advance(x, 0);
+        }
+        if (x->finished) {
+            free(x);
+            atomic_fetch_sub(&acis_oc.nbreg.norphans, 1);
+        } else {
+            e->next = left;
+            left = e;
+        }
+    }
+    pthread_mutex_lock(&acis_oc.nbreg.lock);
+    while (left) {
+        next = left->next;
+        left->next = acis_oc.nbreg.orphans;
+        acis_oc.nbreg.orphans = left;
+        left = next;
+    }
+    pthread_mutex_unlock(&acis_oc.nbreg.lock);
+    atomic_flag_clear(&acis_oc.nbreg.sweeping);
 }
 
 /* The short path's requests: state a struct acis_early_req. */
@@ -512,6 +568,7 @@ static int run_now(const struct acis_call *c, const char *why)
 int acis_nb_start(const struct acis_call *c)
 {
     int rc;
+    acis_nb_orphans(0);
     if (start_short(c, &rc))
         return rc;
     struct acis_exec *x = calloc(1, sizeof *x);

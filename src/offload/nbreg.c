@@ -37,6 +37,7 @@ static struct acis_nbent **chain(MPI_Request r)
 void acis_nbreg_setup(void)
 {
     pthread_mutex_init(&acis_oc.nbreg.lock, NULL);
+    atomic_flag_clear(&acis_oc.nbreg.sweeping);
 }
 
 void acis_nbreg_add(struct acis_nbent *e, MPI_Request r, int kind)

@@ -58,6 +58,12 @@ struct acis_nbreg {
     pthread_mutex_t lock;
     struct acis_nbent *by_handle[ACIS_NBREG_BUCKETS];
     atomic_int count;
+    struct acis_nbent *orphans;   /* engine calls whose request was freed
+                                     running (nbc.c), linked by next */
+    atomic_int norphans;          /* on orphans or being moved */
+    atomic_flag sweeping;         /* a thread moves them */
+    atomic_int refused;           /* a free or cancel of one was refused
+                                     and said so (requests.c) */
 };
 
 /* Persistent collectives (pers.c): every acis persistent request, by its
@@ -491,6 +497,10 @@ int acis_nbreg_take(MPI_Request r, struct acis_nbent **e);
 int acis_nbent_enter(struct acis_nbent *e);
 int acis_nbent_leave(struct acis_nbent *e);
 int acis_nb_start(const struct acis_call *c);
+/* Engine calls whose request was freed while they ran (past acis:
+ * PMPI_Request_free) are moved by every acis call and finished at
+ * MPI_Finalize (wait), so they let their communicator go. */
+void acis_nb_orphans(int wait);
 /* A nonblocking barrier, broadcast, scatter, gather or allgather (coll) with arguments a on
  * the quick path (short.c), its request in *req: 1 with the start's
  * result, 0 if it takes the ordinary way (nothing was changed). */

@@ -1,8 +1,8 @@
 /* requests.c -- the MPI request calls acis takes part in, for its
  * persistent collectives (pers.c): MPI_Start and MPI_Startall start them,
  * MPI_Request_free frees them, MPI_Cancel leaves them alone (a collective
- * cannot be cancelled); for its nonblocking calls MPI_Request_free and
- * MPI_Cancel fail, as MPICH's do on its own; and every wait and test call, and
+ * cannot be cancelled); on its nonblocking calls MPI_Request_free and
+ * MPI_Cancel fail as MPICH's do on its own; and every wait and test call, and
  * MPI_Request_get_status, first moves the ones it is given that are
  * still running, then lets MPICH answer as it always does (but
  * MPI_Request_get_status on acis's nonblocking calls, whose poll MPICH
@@ -64,17 +64,20 @@ ACIS_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 }
 
 /* call on r, a nonblocking collective's request: erroneous in MPI (MPI
- * 4.0, 6.12), and MPICH 4.0.2 refuses it on its own such requests (an
- * error through MPI_COMM_WORLD's handler, the request left as it was).
- * acis's are generalized requests to MPICH, which would free or cancel
- * them: refused here the same way, so a program does the same whether
- * acis or MPICH runs its call. */
-static int refuse(MPI_Request r, const char *call)
+ * 4.0, 6.12), and MPICH 4.0.2 refuses it on its own such requests with
+ * cls (MPI_ERR_OTHER for a free, MPI_ERR_INTERN for a cancel) through
+ * MPI_COMM_WORLD's handler, the request left as it was.  acis's are
+ * generalized requests to MPICH, which would free or cancel them: refused
+ * here the same way, so a program does the same whether acis or MPICH
+ * runs its call.  MPICH's message for the bare class says little, so the
+ * first refusal says why (the rest only when verbose). */
+static int refuse(MPI_Request r, const char *call, int cls)
 {
-    acis_log(0, "%s: request %#x is a nonblocking collective's, which MPI does not let be "
-                "freed or cancelled (MPICH refuses its own too): left as it was; complete it "
-                "with a wait or test call", call, (unsigned)r);
-    return acis_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+    acis_log(atomic_exchange(&acis_oc.nbreg.refused, 1) ? 1 : 0,
+             "%s: request %#x is a nonblocking collective's, which MPI does not let be freed "
+             "or cancelled (MPICH refuses its own the same way): left as it was; complete it "
+             "with a wait or test call", call, (unsigned)r);
+    return acis_raise(MPI_COMM_WORLD, cls);
 }
 
 ACIS_API int MPI_Request_free(MPI_Request *request)
@@ -85,7 +88,7 @@ ACIS_API int MPI_Request_free(MPI_Request *request)
     if (acis_pers_free(request, &rc))
         return rc;
     if (acis_nbreg_has(*request))
-        return refuse(*request, "MPI_Request_free");
+        return refuse(*request, "MPI_Request_free", MPI_ERR_OTHER);
     return PMPI_Request_free(request);
 }
 
@@ -96,7 +99,7 @@ ACIS_API int MPI_Cancel(MPI_Request *request)
     if (acis_pers_poll(*request, 0) >= 0)
         return MPI_SUCCESS;           /* acis's: a collective is not cancelled */
     if (acis_nbreg_has(*request))
-        return refuse(*request, "MPI_Cancel");
+        return refuse(*request, "MPI_Cancel", MPI_ERR_INTERN);
     return PMPI_Cancel(request);
 }
 
