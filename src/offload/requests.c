@@ -51,8 +51,9 @@ ACIS_API int MPI_Start(MPI_Request *request)
 
 ACIS_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    if (!atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed) || !array_of_requests)
-        return PMPI_Startall(count, array_of_requests);  /* NULL: MPICH's error */
+    if (!atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed) ||
+        !array_of_requests || count <= 0)
+        return PMPI_Startall(count, array_of_requests);  /* MPICH's error, if any */
     for (int i = 0; i < count; i++) {
         int rc;
         if (!acis_pers_start(&array_of_requests[i], &rc))
