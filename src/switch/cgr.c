@@ -181,21 +181,26 @@ static int fold_ordered(struct acis_sw *sw, struct sw_use *u, uint32_t key,
     return TAKEN;
 }
 
-/* Gather-type: mark bytes [off, off + n) placed; 0 if none was. */
+/* Gather-type: mark bytes [off, off + n) placed; 0 if none was (-1, and
+ * nothing marked, if any was).  Word by word: a 65000-byte piece is about
+ * a thousand words, looked at once and set once. */
 static int cover(uint64_t *c, uint32_t off, uint32_t n)
 {
-    for (uint32_t i = off; i < off + n;) {
-        uint32_t w = i / 64, b = i % 64, k = 64 - b < off + n - i ? 64 - b : off + n - i;
-        uint64_t m = (k == 64 ? ~0ull : ((1ull << k) - 1)) << b;
-        if (c[w] & m)
-            return -1;
-        i += k;
-    }
-    for (uint32_t i = off; i < off + n;) {
-        uint32_t w = i / 64, b = i % 64, k = 64 - b < off + n - i ? 64 - b : off + n - i;
-        c[w] |= (k == 64 ? ~0ull : ((1ull << k) - 1)) << b;
-        i += k;
-    }
+    if (!n)
+        return 0;
+    uint32_t last = off + n - 1, w0 = off / 64, w1 = last / 64;
+    uint64_t m0 = ~0ull << (off % 64), m1 = ~0ull >> (63 - last % 64);
+    if (w0 == w1)
+        m0 = m1 = m0 & m1;
+    uint64_t taken = (c[w0] & m0) | (c[w1] & m1);
+    for (uint32_t w = w0 + 1; w < w1; w++)
+        taken |= c[w];
+    if (taken)
+        return -1;
+    c[w0] |= m0;
+    c[w1] |= m1;
+    for (uint32_t w = w0 + 1; w < w1; w++)
+        c[w] = ~0ull;
     return 0;
 }
 

@@ -839,8 +839,9 @@ static uint32_t var_answer(int h, uint16_t *flags, uint8_t *out)
 
 /* Job B gets the row (and its slots' buffers) job A used: pieces that do
  * not tile a segment never give B a byte of A's.  None at all: the bytes
- * asked for are zeros; overlapping: refused; some missing: every member
- * is told to redo the call. */
+ * asked for are zeros; overlapping (across words, or by one byte inside
+ * one): refused, marking nothing; some missing: every member is told to
+ * redo the call. */
 /* The transport of unsealed_by_port: every host is on loopback but host 1. */
 static int all_but_1(void *ctx, const void *peer)
 {
@@ -1010,6 +1011,16 @@ START_TEST(var_pieces_never_leak)
     }
     sim_counters(S);
     ck_assert_uint_eq(S->c[ACIS_SWC_untiled], untiled + 1);
+    range = S->c[ACIS_SWC_drop_range];
+    var_piece(cb, 2, KEY + 1, 4, 0, 10, 0x44);         /* byte 9 placed twice, */
+    var_piece(cb, 3, KEY + 1, 4, 9, 1015, 0x55);       /* inside the first word */
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_drop_range], range + 1);
+    var_piece(cb, 3, KEY + 1, 4, 10, 1014, 0x55);      /* the refused one marked nothing */
+    for (int h = 2; h < 4; h++) {
+        ck_assert_uint_eq(var_answer(h, &fl, got), 1024);
+        ck_assert(got[0] == 0x44 && got[9] == 0x44 && got[10] == 0x55 && got[1023] == 0x55);
+    }
     sim_comm_free(cb);
 }
 END_TEST
