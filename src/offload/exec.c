@@ -330,7 +330,6 @@ int acis_exec_run(struct acis_exec *x)
 {
     _Alignas(16) uint8_t spare[2 * ACIS_EARLY_MAX];
     x->spare = spare;
-    acis_nb_orphans(0);
     int rc = acis_exec_start(x);
     while (rc == 0) {
         acis_op_wait(&x->op);

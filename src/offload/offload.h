@@ -498,7 +498,7 @@ int acis_nbent_enter(struct acis_nbent *e);
 int acis_nbent_leave(struct acis_nbent *e);
 int acis_nb_start(const struct acis_call *c);
 /* Engine calls whose request was freed while they ran (past acis:
- * PMPI_Request_free) are moved by every acis call and finished at
+ * PMPI_Request_free) are moved by later nonblocking calls (starts, polls) and finished at
  * MPI_Finalize (wait), so they let their communicator go. */
 void acis_nb_orphans(int wait);
 /* A nonblocking barrier, broadcast, scatter, gather or allgather (coll) with arguments a on
