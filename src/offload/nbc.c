@@ -294,7 +294,7 @@ void acis_nb_orphans(int wait)
         atomic_flag_test_and_set(&acis_oc.nbreg.sweeping))
         return;                         /* none, or another thread moves them */
     pthread_mutex_lock(&acis_oc.nbreg.lock);
-    struct acis_nbent *e = acis_oc.nbreg.orphans, *next, *left = NULL;
+    struct acis_nbent *e = acis_oc.nbreg.orphans, *next, *left = NULL, **tail = &left;
     acis_oc.nbreg.orphans = NULL;
     pthread_mutex_unlock(&acis_oc.nbreg.lock);
     for (; e; e = next) {
@@ -311,17 +311,13 @@ void acis_nb_orphans(int wait)
             free(x);
             atomic_fetch_sub(&acis_oc.nbreg.norphans, 1);
         } else {
-            e->next = left;
-            left = e;
+            *tail = e;                  /* still running: back on the list */
+            tail = &e->next;
         }
     }
     pthread_mutex_lock(&acis_oc.nbreg.lock);
-    while (left) {
-        next = left->next;
-        left->next = acis_oc.nbreg.orphans;
-        acis_oc.nbreg.orphans = left;
-        left = next;
-    }
+    *tail = acis_oc.nbreg.orphans;      /* before any orphaned meanwhile */
+    acis_oc.nbreg.orphans = left;
     pthread_mutex_unlock(&acis_oc.nbreg.lock);
     atomic_flag_clear(&acis_oc.nbreg.sweeping);
 }
