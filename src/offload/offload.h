@@ -520,7 +520,8 @@ void acis_nb_wait(struct acis_exec *x);
 
 /* Persistent collectives (pers.c): the private communicator (MPI_Init,
  * 0 or -1); make the request of a call selected for offload; start it
- * if r is acis's (1, *rc set) or say it is not (0); move it once or until
+ * if r is acis's (1, *rc set) or say it is not (0); start the collective
+ * of r if acis's, once MPI_Startall had MPICH start its receive; move it once or until
  * its collective finished (1 finished, 0 running, -1 not acis's); the
  * error its last start finished with, once (and its communicator, for
  * the handler); free it if acis's (1, *rc set); finish and free every one
@@ -528,6 +529,7 @@ void acis_nb_wait(struct acis_exec *x);
 int acis_pers_setup(void);
 int acis_pers_init(const struct acis_call *c);
 int acis_pers_start(MPI_Request *r, int *rc);
+void acis_pers_started(MPI_Request r);
 int acis_pers_poll(MPI_Request r, int wait);
 int acis_pers_err(MPI_Request r, MPI_Comm *comm);
 int acis_pers_free(MPI_Request *r, int *rc);

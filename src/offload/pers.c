@@ -228,14 +228,9 @@ fail:
     return acis_raise(c->comm, rc);
 }
 
-/* Start p (pers.lock held). */
-static int start(struct acis_pers *p)
+/* Start the collective of p, whose receive is started (pers.lock held). */
+static void launch(struct acis_pers *p)
 {
-    if (p->live)
-        return acis_raise(p->c.comm, MPI_ERR_REQUEST);   /* started, not completed */
-    int rc = PMPI_Start(&p->handle);
-    if (rc != MPI_SUCCESS)
-        return rc;
     struct acis_exec *x = &p->x;
     MPI_Datatype held[2] = { x->held[0], x->held[1] };
     memset(x, 0, sizeof *x);
@@ -263,7 +258,17 @@ static int start(struct acis_pers *p)
         ACIS_COUNT(redone, 1);
         acis_nb_launch_redone(x);
     }
-    return MPI_SUCCESS;
+}
+
+/* Start p (pers.lock held). */
+static int start(struct acis_pers *p)
+{
+    if (p->live)
+        return acis_raise(p->c.comm, MPI_ERR_REQUEST);   /* started, not completed */
+    int rc = PMPI_Start(&p->handle);
+    if (rc == MPI_SUCCESS)
+        launch(p);
+    return rc;
 }
 
 /* The acis request r is, or NULL; takes pers.lock if it returns one. */
@@ -289,6 +294,18 @@ int acis_pers_start(MPI_Request *r, int *rc)
     *rc = start(p);
     pthread_mutex_unlock(&acis_oc.pers.lock);
     return 1;
+}
+
+void acis_pers_started(MPI_Request r)
+{
+    struct acis_pers *p = lookup(r);
+    if (!p)
+        return;
+    if (acis_oc.pers.orphans)
+        orphans();
+    if (!p->live)                 /* MPICH refuses an active receive: always */
+        launch(p);
+    pthread_mutex_unlock(&acis_oc.pers.lock);
 }
 
 /* Free an orphan: its receive (matched if it ran: taken first), then

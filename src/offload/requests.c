@@ -49,18 +49,19 @@ ACIS_API int MPI_Start(MPI_Request *request)
     return PMPI_Start(request);
 }
 
+/* MPICH checks every request before it starts any, so a bad one (a
+ * request that is not persistent, or is started and not completed)
+ * leaves all of them inactive; acis's requests are MPICH's receives
+ * (pers.c), checked and started with the others, their collectives
+ * started once all are. */
 ACIS_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    if (!atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed) ||
-        !array_of_requests || count <= 0)
-        return PMPI_Startall(count, array_of_requests);  /* MPICH's error, if any */
-    for (int i = 0; i < count; i++) {
-        int rc;
-        if (!acis_pers_start(&array_of_requests[i], &rc))
-            rc = PMPI_Start(&array_of_requests[i]);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
+    int rc = PMPI_Startall(count, array_of_requests);
+    if (rc != MPI_SUCCESS ||
+        !atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed))
+        return rc;
+    for (int i = 0; i < count; i++)
+        acis_pers_started(array_of_requests[i]);
     return MPI_SUCCESS;
 }
 

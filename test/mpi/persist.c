@@ -5,7 +5,8 @@
  * MPICH's own point-to-point requests (a ring exchange): MPI_Wait,
  * MPI_Test loops, MPI_Waitall, MPI_Waitany and MPI_Testsome loops,
  * MPI_Testall, MPI_Testany, MPI_Waitsome, MPI_Request_get_status.  Also:
- * MPI_Startall of two requests; a derived datatype and a communicator
+ * MPI_Startall of two requests, and of a request it must refuse beside
+ * one it must then leave inactive (acis's or MPICH's); a derived datatype and a communicator
  * freed right after init; a request freed while it runs; gatherv and
  * scatterv with blocks of different sizes (the first start runs in MPICH
  * while the sizes travel).
@@ -313,6 +314,48 @@ static int orphans(void)
     return failures;
 }
 
+/* MPI_Startall with a request it must refuse starts none of them, as
+ * MPICH's checks every request first: MPICH's nonblocking barrier beside
+ * acis's inactive allreduce two[0]; then acis's started two[0] beside
+ * MPICH's persistent receive.  Returns the starts of two[0] it made. */
+static long startall_refused(MPI_Request two[2], int *a, int *b)
+{
+    MPI_Request mix[2], ibar, precv;
+    int cls = MPI_SUCCESS, flag = 0, in = -1, sum = size * (size + 1) / 2;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    PMPI_Ibarrier(MPI_COMM_SELF, &ibar);           /* MPICH's own, not persistent */
+    mix[0] = two[0];
+    mix[1] = ibar;
+    *a = rank + 1;
+    MPI_Error_class(MPI_Startall(2, mix), &cls);
+    check(cls == MPI_ERR_REQUEST, "startall of a nonblocking barrier: error class", 0);
+    PMPI_Wait(&ibar, MPI_STATUS_IGNORE);
+    int rc = MPI_Start(&two[0]);                   /* not started above: it starts */
+    check(rc == MPI_SUCCESS, "start after a refused startall", 0);
+    if (rc == MPI_SUCCESS) {
+        MPI_Wait(&two[0], MPI_STATUS_IGNORE);
+        check(*b == sum, "allreduce after a refused startall", 0);
+    }
+    MPI_Recv_init(&in, 1, MPI_INT, 0, 99, MPI_COMM_SELF, &precv);
+    mix[0] = precv;
+    mix[1] = two[0];
+    MPI_Start(&two[0]);                            /* started: the startall must refuse */
+    MPI_Error_class(MPI_Startall(2, mix), &cls);
+    check(cls == MPI_ERR_REQUEST, "startall of a started request: error class", 0);
+    MPI_Wait(&two[0], MPI_STATUS_IGNORE);
+    check(*b == sum, "allreduce started beside a refused startall", 0);
+    MPI_Request_get_status(precv, &flag, MPI_STATUS_IGNORE);
+    check(flag, "MPICH's receive left inactive by a refused startall", 0);
+    if (!flag) {                                   /* started: complete it */
+        int out = 1;
+        MPI_Send(&out, 1, MPI_INT, 0, 99, MPI_COMM_SELF);
+        MPI_Wait(&precv, MPI_STATUS_IGNORE);
+    }
+    MPI_Request_free(&precv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     int expect = 0, assert_comm = 0, mode = 0;
@@ -397,6 +440,7 @@ int main(int argc, char **argv)
         check(v == round, "startall bcast", round);
         starts += 2;
     }
+    starts += startall_refused(two, &a, &b);
     MPI_Start(&two[0]);
     starts++;
     MPI_Request_free(&two[0]);                     /* running: it finishes anyway */

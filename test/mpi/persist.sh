@@ -3,7 +3,8 @@
 # switch, through test/mpi/persist.c: every offloaded collective's request
 # started 40 times with new data, checked against MPICH's blocking call,
 # completed through every wait and test call beside MPICH's own
-# point-to-point requests; MPI_Startall; datatype and communicator freed
+# point-to-point requests; MPI_Startall, and one it must refuse, which
+# starts none of its requests; datatype and communicator freed
 # after init; a request freed while it runs; gatherv in MPICH.  The
 # counters must show every init but gatherv's offloaded and every start in
 # the switch.  shm and udp at 2 ranks, shm at 4 ranks (fewer rounds),
