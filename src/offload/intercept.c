@@ -1,7 +1,7 @@
 /* intercept.c -- the MPI collective entry points of libacis, generated from
  * wrappers.def: each one either passes straight to PMPI (before MPI_Init,
  * or with offload off) or asks acis_select() and then runs the switch
- * driver or MPICH's own algorithm (the PMPI_ call); a small rooted call
+ * driver or MPICH's own algorithm (the PMPI_ call); a small call
  * of a shape the short path saw before takes the quick path instead
  * (short.c), which decides and counts as acis_select() would.  Nothing else lives
  * here: add a collective by adding a row to wrappers.def.  Each row gives
@@ -86,8 +86,8 @@
                       .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, \
                       .rtype = recvtype, .root = root, .comm = comm
 
-/* Which shapes the quick path serves (short.c: barrier, broadcast,
- * scatter, gather, allgather), and how their blocking entry point tries it: from
+/* Which shapes the quick path serves (short.c: all but the v-forms and
+ * reduce_scatter, whose counts are arrays), and how their blocking entry point tries it: from
  * the few words of a struct acis_qargs, filled with the shape's own
  * initializers.  The others try nothing. */
 #define ACIS_QUICK(ID, FILL)                                                  \
@@ -113,17 +113,17 @@
 #define ROOTED_GATHER_NB_QUICK(ID) ACIS_NB_QUICK(ID, ROOTED_GATHER_FILL)
 #define GATHER_NB_QUICK(ID) ACIS_NB_QUICK(ID, GATHER_FILL)
 #define BARRIER_NB_QUICK(ID) ACIS_NB_QUICK(ID, BARRIER_FILL)
-#define REDUCE_NB_QUICK(ID)
-#define ROOTED_REDUCE_NB_QUICK(ID)
+#define REDUCE_NB_QUICK(ID) ACIS_NB_QUICK(ID, REDUCE_FILL)
+#define ROOTED_REDUCE_NB_QUICK(ID) ACIS_NB_QUICK(ID, ROOTED_REDUCE_FILL)
+#define REDUCE_SCATTER_BLOCK_NB_QUICK(ID) ACIS_NB_QUICK(ID, REDUCE_SCATTER_BLOCK_FILL)
 #define REDUCE_SCATTER_NB_QUICK(ID)
-#define REDUCE_SCATTER_BLOCK_NB_QUICK(ID)
 #define GATHERV_NB_QUICK(ID)
 #define ALLGATHERV_NB_QUICK(ID)
 #define SCATTERV_NB_QUICK(ID)
-#define REDUCE_QUICK(ID)
-#define ROOTED_REDUCE_QUICK(ID)
-#define REDUCE_SCATTER_QUICK(ID)
-#define REDUCE_SCATTER_BLOCK_QUICK(ID)
+#define REDUCE_QUICK(ID) ACIS_QUICK(ID, REDUCE_FILL)
+#define ROOTED_REDUCE_QUICK(ID) ACIS_QUICK(ID, ROOTED_REDUCE_FILL)
+#define REDUCE_SCATTER_BLOCK_QUICK(ID) ACIS_QUICK(ID, REDUCE_SCATTER_BLOCK_FILL)
+#define REDUCE_SCATTER_QUICK(ID)        /* its counts are an array */
 #define GATHERV_QUICK(ID)
 #define ALLGATHERV_QUICK(ID)
 #define SCATTERV_QUICK(ID)

@@ -203,11 +203,12 @@ struct acis_qkey {
     int root;
     int scount, rcount;
     MPI_Datatype stype, rtype;
+    MPI_Op op;                    /* reductions' (others: 0) */
     uint16_t sinplace, rinplace;  /* sbuf, rbuf are MPI_IN_PLACE */
 };
 /* No padding: two keys are equal when their bytes are (qcache.c compares
  * them whole). */
-_Static_assert(sizeof(struct acis_qkey) == 6 * sizeof(int) + 2 * sizeof(uint16_t),
+_Static_assert(sizeof(struct acis_qkey) == 7 * sizeof(int) + 2 * sizeof(uint16_t),
                "a quick-path key has no padding");
 struct acis_qentry {
     struct acis_qkey key;
@@ -590,7 +591,7 @@ static inline int acis_short_answer(struct acis_stream *st, struct acis_window *
     return 1;
 }
 
-/* The arguments of a barrier, broadcast, scatter, gather or allgather, named as in
+/* The arguments of a call the quick path serves, named as in
  * struct acis_call (the entry points fill both with the same
  * initializers, intercept.c): all the quick path reads of a call, so the
  * entry point fills these few words and not a whole struct acis_call
@@ -600,6 +601,7 @@ struct acis_qargs {
     void *rbuf;
     int scount, rcount;
     MPI_Datatype stype, rtype;
+    MPI_Op op;
     int root;
     MPI_Comm comm;
 };
@@ -607,11 +609,12 @@ static inline struct acis_qargs acis_qargs_of(const struct acis_call *c)
 {
     return (struct acis_qargs){ .sbuf = c->sbuf, .rbuf = c->rbuf, .scount = c->scount,
                                 .rcount = c->rcount, .stype = c->stype, .rtype = c->rtype,
-                                .root = c->root, .comm = c->comm };
+                                .op = c->op, .root = c->root, .comm = c->comm };
 }
 
-/* The quick path (short.c), before acis_select(): a blocking broadcast,
- * scatter, gather, allgather or barrier (coll is one of the five) with arguments a, whose
+/* The quick path (short.c), before acis_select(): a blocking barrier,
+ * broadcast, scatter, gather, allgather, reduce, allreduce,
+ * reduce_scatter_block, scan or exscan with arguments a, whose
  * shape the short path prepared before on this communicator, runs from
  * the cached preparation, counted and decided as acis_select() would.  1
  * with *rc the call's result, 0 if the call takes the ordinary way
@@ -636,7 +639,7 @@ static inline struct acis_qkey acis_qkey_of(acis_coll_t coll, const struct acis_
 {
     struct acis_qkey k = { .coll = coll, .root = a->root, .scount = a->scount,
                            .rcount = a->rcount, .stype = a->stype, .rtype = a->rtype,
-                           .sinplace = a->sbuf == MPI_IN_PLACE,
+                           .op = a->op, .sinplace = a->sbuf == MPI_IN_PLACE,
                            .rinplace = a->rbuf == MPI_IN_PLACE };
     return k;
 }

@@ -1,17 +1,20 @@
 /* qcache.c -- the quick path's cache: barriers, broadcasts, scatters,
- * gathers and allgathers, blocking or not, the short path prepared (short.c), kept on their
+ * gathers, allgathers and the reductions with one count (reduce,
+ * allreduce, reduce_scatter_block, scan, exscan), blocking or not, the
+ * short path prepared (short.c), kept on their
  * communicator's offload state (acis_coff.quick, freed with it) by the
  * arguments that shaped them, so that the next call of that shape needs
  * no selection, plan or packet of its own.
  *
  * The key is every argument but the buffers and the communicator: entry
- * point, root, counts, datatypes, and which buffers are MPI_IN_PLACE --
+ * point, root, counts, datatypes, op, and which buffers are MPI_IN_PLACE --
  * all of them, those MPI ignores on this rank too (a call that passes
  * others there just misses).  Where the buffers are comes with each call;
  * how the data lies in them is the datatypes', so a shape is kept only if
- * every datatype that counts on this rank is predefined: a derived type's
- * handle may be freed and given to another type between two calls, a
- * predefined one never.  What else selection reads is the same for the
+ * every datatype that counts on this rank is predefined, and a
+ * reduction's op too: a derived type's or user op's handle may be freed
+ * and given to another between two calls, a predefined one never (an
+ * offloaded reduction's op is one of MPI's: acis_op_wire()).  What else selection reads is the same for the
  * whole run (CVARs are read once, at MPI_Init) or looked at on every
  * call (short.c).  An entry names the row it was made on (acis_qrow: the
  * context id in its switch's epoch): a communicator set up on another
@@ -63,6 +66,12 @@ static int keepable(const struct acis_call *c, int rank)
                (c->rbuf == MPI_IN_PLACE || predefined(c->rtype));
     case ACIS_COLL_ALLGATHER:
         return (c->sbuf == MPI_IN_PLACE || predefined(c->stype)) && predefined(c->rtype);
+    case ACIS_COLL_REDUCE:
+    case ACIS_COLL_ALLREDUCE:
+    case ACIS_COLL_REDUCE_SCATTER_BLOCK:
+    case ACIS_COLL_SCAN:
+    case ACIS_COLL_EXSCAN:
+        return c->dt.predefined && c->wop != ACIS_OP_NONE;  /* c->stype's, c->op's */
     default:
         return 0;
     }

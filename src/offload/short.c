@@ -321,7 +321,8 @@ int acis_short_quick_go(acis_coll_t coll, const struct acis_qargs *a, struct aci
                                            for acis_call_pmpi */
         struct acis_call c = { .coll = coll, .sbuf = a->sbuf, .rbuf = a->rbuf,
                                .scount = a->scount, .rcount = a->rcount, .stype = a->stype,
-                               .rtype = a->rtype, .root = a->root, .comm = a->comm,
+                               .rtype = a->rtype, .op = a->op, .root = a->root,
+                               .comm = a->comm,
                                .cs = cs, .bytes = bytes };
         *rc = acis_call_redo(&c);
     }

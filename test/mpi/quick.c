@@ -1,12 +1,15 @@
 /* quick.c -- the quick path (src/offload/short.c, qcache.c): a
- * broadcast, scatter, gather or allgather, blocking or not, of a shape
+ * broadcast, scatter, gather, allgather or reduction, blocking or not, of a shape
  * the short path prepared before on the same communicator runs from what
  * it kept.  Every value is
  * checked on every rank, every call:
  *   - shapes interleaved, more of them than the cache holds: broadcasts
  *     from every root and of two sizes, scatters and gathers with and
  *     without MPI_IN_PLACE at the root, allgathers with and without it,
- *     a nonblocking allgather and broadcast; buffers change place from call
+ *     a nonblocking allgather and broadcast; reductions (allreduce, reduce
+ *     from every root, reduce_scatter_block, scan, exscan, iallreduce,
+ *     ireduce) whose shapes differ only in op or datatype, in place and
+ *     not; buffers change place from call
  *     to call (what is kept is where the data lies in them, not where
  *     they are);
  *   - a derived datatype freed and another made, which MPICH mostly
@@ -103,6 +106,71 @@ static void rooted(MPI_Comm comm, int me, int np, int round)
     check(v == value(round, np - 1, 7), "ibcast", round);
 }
 
+/* Reductions of shapes that differ only in their op or datatype, from
+ * every root, in place and not, blocking and not: a cache that missed
+ * the op or the type would answer with another call's arithmetic. */
+static void reductions(MPI_Comm comm, int me, int np, int round)
+{
+    int a[N], b[N], blk[2 * 64], sum = 0, max = 0, exs = 0;
+    double d = round + me * 0.5, dmax = -1;
+    for (int q = 0; q < np; q++) {
+        sum += value(round, q, 0);
+        max = value(round, q, 0) > max ? value(round, q, 0) : max;
+        exs += q < me ? value(round, q, 0) : 0;
+    }
+    for (int op = 0; op < 2; op++) {
+        MPI_Op o = op ? MPI_MAX : MPI_SUM;
+        int want = op ? max : sum;
+        const char *what = op ? "allreduce max" : "allreduce sum";
+        for (int i = 0; i < N; i++)
+            a[i] = value(round, me, 0) + i, b[i] = -1;
+        MPI_Allreduce(a, b, N, MPI_INT, o, comm);
+        calls++;
+        for (int i = 0; i < N; i++)
+            check(b[i] == want + (op ? i : np * i), what, round);
+        for (int root = 0; root < np; root++) {
+            int inplace = me == root && round % 2;
+            for (int i = 0; i < N; i++)
+                a[i] = value(round, me, 0) + i, b[i] = inplace ? a[i] : -1;
+            MPI_Reduce(inplace ? MPI_IN_PLACE : a, b, N, MPI_INT, o, root, comm);
+            calls++;
+            for (int i = 0; i < N && me == root; i++)
+                check(b[i] == want + (op ? i : np * i), op ? "reduce max" : "reduce sum", round);
+        }
+    }
+    MPI_Allreduce(&d, &dmax, 1, MPI_DOUBLE, MPI_MAX, comm);    /* another type */
+    calls++;
+    check(dmax == round + (np - 1) * 0.5, "allreduce max of doubles", round);
+    b[0] = value(round, me, 0);
+    MPI_Allreduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, comm);
+    calls++;
+    check(b[0] == sum, "allreduce in place", round);
+    for (int i = 0; i < 2 * np; i++)
+        blk[i] = value(round, me, 0) + i;
+    MPI_Reduce_scatter_block(blk, b, 2, MPI_INT, MPI_SUM, comm);
+    calls++;
+    check(b[0] == sum + np * 2 * me && b[1] == sum + np * (2 * me + 1), "reduce_scatter_block",
+          round);
+    a[0] = value(round, me, 0);
+    MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, comm);
+    calls++;
+    check(b[0] == exs + a[0], "scan", round);
+    b[0] = -1;
+    MPI_Exscan(a, b, 1, MPI_INT, MPI_SUM, comm);
+    calls++;
+    check(me == 0 || b[0] == exs, "exscan", round);
+    MPI_Request r;
+    MPI_Iallreduce(a, b, 1, MPI_INT, MPI_MAX, comm, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    calls++;
+    check(b[0] == max, "iallreduce max", round);
+    b[0] = -1;
+    MPI_Ireduce(a, b, 1, MPI_INT, MPI_SUM, np - 1, comm, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    calls++;
+    check(me != np - 1 || b[0] == sum, "ireduce", round);
+}
+
 static void shapes(MPI_Comm comm)
 {
     int me, np;
@@ -111,6 +179,7 @@ static void shapes(MPI_Comm comm)
     for (int round = 0; round < ROUNDS; round++) {
         bcasts(comm, me, np, round, 1);
         rooted(comm, me, np, round);
+        reductions(comm, me, np, round);
         bcasts(comm, me, np, round, N);
     }
 }
@@ -163,7 +232,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     static const acis_coll_t counted[] = { ACIS_COLL_BCAST, ACIS_COLL_SCATTER, ACIS_COLL_GATHER,
                                            ACIS_COLL_ALLGATHER, ACIS_COLL_IALLGATHER,
-                                           ACIS_COLL_IBCAST };
+                                           ACIS_COLL_IBCAST, ACIS_COLL_ALLREDUCE,
+                                           ACIS_COLL_REDUCE, ACIS_COLL_REDUCE_SCATTER_BLOCK,
+                                           ACIS_COLL_SCAN, ACIS_COLL_EXSCAN,
+                                           ACIS_COLL_IALLREDUCE, ACIS_COLL_IREDUCE };
     enum { NCOUNTED = sizeof counted / sizeof counted[0] };
     struct acis_coll_stats c0[NCOUNTED], c1[NCOUNTED];
     struct acis_host_stats h0, h1;

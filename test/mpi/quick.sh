@@ -1,6 +1,6 @@
 #!/bin/sh
 # quick.sh -- the quick path (test/mpi/quick.c): broadcasts, scatters and
-# gathers of shapes seen before, a derived datatype's handle given to
+# gathers and reductions of shapes seen before, a derived datatype's handle given to
 # another type, a communicator's handle to another communicator.  On shm
 # every call on a predefined type must be offloaded and on the short path
 # (the counters); with MPIR_CVAR_OFFLOAD_SHORT_PATH=0 and on udp the
