@@ -86,8 +86,8 @@
                       .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, \
                       .rtype = recvtype, .root = root, .comm = comm
 
-/* Which shapes the quick path serves (short.c: all but the v-forms and
- * reduce_scatter, whose counts are arrays), and how their blocking entry point tries it: from
+/* Which shapes the quick path serves (short.c: all but the v-forms, whose
+ * counts and displacements are arrays), and how their blocking entry point tries it: from
  * the few words of a struct acis_qargs, filled with the shape's own
  * initializers.  The others try nothing. */
 #define ACIS_QUICK(ID, FILL)                                                  \
@@ -116,14 +116,14 @@
 #define REDUCE_NB_QUICK(ID) ACIS_NB_QUICK(ID, REDUCE_FILL)
 #define ROOTED_REDUCE_NB_QUICK(ID) ACIS_NB_QUICK(ID, ROOTED_REDUCE_FILL)
 #define REDUCE_SCATTER_BLOCK_NB_QUICK(ID) ACIS_NB_QUICK(ID, REDUCE_SCATTER_BLOCK_FILL)
-#define REDUCE_SCATTER_NB_QUICK(ID)
+#define REDUCE_SCATTER_NB_QUICK(ID) ACIS_NB_QUICK(ID, REDUCE_SCATTER_FILL)
 #define GATHERV_NB_QUICK(ID)
 #define ALLGATHERV_NB_QUICK(ID)
 #define SCATTERV_NB_QUICK(ID)
 #define REDUCE_QUICK(ID) ACIS_QUICK(ID, REDUCE_FILL)
 #define ROOTED_REDUCE_QUICK(ID) ACIS_QUICK(ID, ROOTED_REDUCE_FILL)
 #define REDUCE_SCATTER_BLOCK_QUICK(ID) ACIS_QUICK(ID, REDUCE_SCATTER_BLOCK_FILL)
-#define REDUCE_SCATTER_QUICK(ID)        /* its counts are an array */
+#define REDUCE_SCATTER_QUICK(ID) ACIS_QUICK(ID, REDUCE_SCATTER_FILL)
 #define GATHERV_QUICK(ID)
 #define ALLGATHERV_QUICK(ID)
 #define SCATTERV_QUICK(ID)

@@ -210,8 +210,14 @@ struct acis_qkey {
  * them whole). */
 _Static_assert(sizeof(struct acis_qkey) == 7 * sizeof(int) + 2 * sizeof(uint16_t),
                "a quick-path key has no padding");
+/* MPI_Reduce_scatter's counts are an array, kept beside the key for
+ * communicators of up to ACIS_QCOUNTS members (a larger one's calls take
+ * the ordinary way). */
+#define ACIS_QCOUNTS 8
 struct acis_qentry {
     struct acis_qkey key;
+    int rcounts[ACIS_QCOUNTS];    /* MPI_Reduce_scatter's, nrcounts of them */
+    uint32_t nrcounts;            /* 0 for every other call */
     uint64_t row;                 /* acis_qrow() it was made on; 0: empty */
     uint64_t bytes;               /* acis_select()'s message bytes (counters) */
     struct acis_short s;
@@ -604,12 +610,14 @@ struct acis_qargs {
     MPI_Op op;
     int root;
     MPI_Comm comm;
+    const int *rcounts;           /* MPI_Reduce_scatter's (others: NULL) */
 };
 static inline struct acis_qargs acis_qargs_of(const struct acis_call *c)
 {
     return (struct acis_qargs){ .sbuf = c->sbuf, .rbuf = c->rbuf, .scount = c->scount,
                                 .rcount = c->rcount, .stype = c->stype, .rtype = c->rtype,
-                                .op = c->op, .root = c->root, .comm = c->comm };
+                                .op = c->op, .root = c->root, .comm = c->comm,
+                                .rcounts = c->rcounts };
 }
 
 /* The quick path (short.c), before acis_select(): a blocking barrier,
@@ -630,9 +638,9 @@ int acis_short_quick_go(acis_coll_t coll, const struct acis_qargs *a, struct aci
                         const struct acis_qentry *e, struct acis_early_req *q, int *rc);
 
 /* The quick path's cache (qcache.c): the key of a call coll with
- * arguments a; the entry on co of a call of key k on the row ctx, or
- * NULL (the one found last is looked at first, inline: it is on every
- * quick call); keep c (selected: acis_select() filled it), prepared as
+ * arguments a; the entry on co of a call of key k (and counts rcounts,
+ * for MPI_Reduce_scatter) on the row ctx, or NULL (the one found last is
+ * looked at first, inline: it is on every quick call); keep c (selected: acis_select() filled it), prepared as
  * s, on co if its shape can be (its datatypes that count on rank are
  * predefined). */
 static inline struct acis_qkey acis_qkey_of(acis_coll_t coll, const struct acis_qargs *a)
@@ -651,15 +659,23 @@ static inline uint64_t acis_qrow(const struct acis_comm *cs)
 {
     return cs->ctx ? (uint64_t)cs->epoch << 32 | cs->ctx : 0;
 }
+static inline int acis_qentry_is(const struct acis_qentry *e, const struct acis_qkey *k,
+                                 uint64_t row, const int *rcounts)
+{
+    return row && e->row == row && memcmp(&e->key, k, sizeof *k) == 0 &&
+           (!e->nrcounts ||
+            (rcounts && memcmp(e->rcounts, rcounts, e->nrcounts * sizeof(int)) == 0));
+}
 struct acis_qentry *acis_qcache_search(struct acis_coff *co, const struct acis_qkey *k,
-                                       uint64_t row);
+                                       uint64_t row, const int *rcounts);
 static inline struct acis_qentry *acis_qcache_find(struct acis_coff *co,
-                                                   const struct acis_qkey *k, uint64_t row)
+                                                   const struct acis_qkey *k, uint64_t row,
+                                                   const int *rcounts)
 {
     struct acis_qentry *e = &co->quick.e[co->quick.last];
-    if (row && e->row == row && memcmp(&e->key, k, sizeof *k) == 0)
+    if (acis_qentry_is(e, k, row, rcounts))
         return e;                       /* the shape of the call before */
-    return acis_qcache_search(co, k, row);
+    return acis_qcache_search(co, k, row, rcounts);
 }
 void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank, uint64_t row,
                       const struct acis_short *s);

@@ -299,7 +299,7 @@ struct acis_qentry *acis_short_quick_find(acis_coll_t coll, const struct acis_qa
         return NULL;
     struct acis_qkey k = acis_qkey_of(coll, a);
     if (cs->state != ACIS_CT_READY || !cs->off ||
-        !(e = acis_qcache_find(cs->off, &k, acis_qrow(cs))))
+        !(e = acis_qcache_find(cs->off, &k, acis_qrow(cs), a->rcounts)))
         return NULL;
     /* A buffer the call reads or writes must be there: the ordinary way
      * finds one missing (its image is refused) and reports the error. */
@@ -322,7 +322,7 @@ int acis_short_quick_go(acis_coll_t coll, const struct acis_qargs *a, struct aci
         struct acis_call c = { .coll = coll, .sbuf = a->sbuf, .rbuf = a->rbuf,
                                .scount = a->scount, .rcount = a->rcount, .stype = a->stype,
                                .rtype = a->rtype, .op = a->op, .root = a->root,
-                               .comm = a->comm,
+                               .comm = a->comm, .rcounts = a->rcounts,
                                .cs = cs, .bytes = bytes };
         *rc = acis_call_redo(&c);
     }

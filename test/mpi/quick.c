@@ -9,7 +9,8 @@
  *     a nonblocking allgather and broadcast; reductions (allreduce, reduce
  *     from every root, reduce_scatter_block, scan, exscan, iallreduce,
  *     ireduce) whose shapes differ only in op or datatype, in place and
- *     not; buffers change place from call
+ *     not, and reduce_scatters whose counts differ only in their values;
+ *     buffers change place from call
  *     to call (what is kept is where the data lies in them, not where
  *     they are);
  *   - a derived datatype freed and another made, which MPICH mostly
@@ -151,6 +152,22 @@ static void reductions(MPI_Comm comm, int me, int np, int round)
     calls++;
     check(b[0] == sum + np * 2 * me && b[1] == sum + np * (2 * me + 1), "reduce_scatter_block",
           round);
+    /* counts that differ only in their values, not their sum: a cache
+     * that missed the array would place the blocks of the other call */
+    for (int shift = 0; shift < 2; shift++) {
+        int rc[64], at = 0, got[2 * 64];
+        for (int q = 0; q < np; q++)
+            rc[q] = 1 + (q + shift) % 2;
+        for (int q = 0; q < me; q++)
+            at += rc[q];
+        for (int i = 0; i < 2 * np; i++)
+            blk[i] = value(round, me, 0) + i, got[i] = -1;
+        MPI_Reduce_scatter(blk, got, rc, MPI_INT, MPI_SUM, comm);
+        calls++;
+        for (int i = 0; i < rc[me]; i++)
+            check(got[i] == sum + np * (at + i), "reduce_scatter", round);
+        check(got[rc[me]] == -1, "reduce_scatter past its block", round);
+    }
     a[0] = value(round, me, 0);
     MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, comm);
     calls++;
@@ -234,6 +251,7 @@ int main(int argc, char **argv)
                                            ACIS_COLL_ALLGATHER, ACIS_COLL_IALLGATHER,
                                            ACIS_COLL_IBCAST, ACIS_COLL_ALLREDUCE,
                                            ACIS_COLL_REDUCE, ACIS_COLL_REDUCE_SCATTER_BLOCK,
+                                           ACIS_COLL_REDUCE_SCATTER,
                                            ACIS_COLL_SCAN, ACIS_COLL_EXSCAN,
                                            ACIS_COLL_IALLREDUCE, ACIS_COLL_IREDUCE };
     enum { NCOUNTED = sizeof counted / sizeof counted[0] };
