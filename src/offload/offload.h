@@ -83,6 +83,7 @@ struct acis_pers_table {
     atomic_int norphans;      /* on orphans */
     MPI_Comm comm;
     int next_tag, wrapped;    /* tags: one per request */
+    uint64_t marks;           /* MPI_Startall's calls, to find a request twice */
 };
 
 /* Lock ownership: mode down to quick, nb_class, poke_comm and
@@ -527,7 +528,9 @@ void acis_nb_wait(struct acis_exec *x);
 
 /* Persistent collectives (pers.c): the private communicator (MPI_Init,
  * 0 or -1); make the request of a call selected for offload; start it
- * if r is acis's (1, *rc set) or say it is not (0); start the collective
+ * if r is acis's (1, *rc set) or say it is not (0); whether one of
+ * acis's requests is twice in r[0..n-1] (1, *rc MPI_ERR_REQUEST raised;
+ * MPICH would post its receive twice and lose one); start the collective
  * of r if acis's, once MPI_Startall had MPICH start its receive; move it once or until
  * its collective finished (1 finished, 0 running, -1 not acis's); the
  * error its last start finished with, once (and its communicator, for
@@ -536,6 +539,7 @@ void acis_nb_wait(struct acis_exec *x);
 int acis_pers_setup(void);
 int acis_pers_init(const struct acis_call *c);
 int acis_pers_start(MPI_Request *r, int *rc);
+int acis_pers_twice(int n, const MPI_Request r[], int *rc);
 void acis_pers_started(MPI_Request r);
 int acis_pers_poll(MPI_Request r, int wait);
 int acis_pers_err(MPI_Request r, MPI_Comm *comm);

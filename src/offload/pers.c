@@ -50,6 +50,7 @@ struct acis_pers {
     uint64_t mine, *sizes;        /* ... this rank's, and every rank's */
     MPI_Request sizes_req;        /* ... the exchange, until it is in */
     int sizes_lost;               /* ... failed in MPICH: starts run there */
+    uint64_t mark;                /* the last MPI_Startall it was in */
     struct acis_pers *next;       /* in its bucket, or acis_oc.pers.orphans */
 };
 
@@ -293,6 +294,27 @@ int acis_pers_start(MPI_Request *r, int *rc)
         orphans();                /* freed while running: moved here too */
     *rc = start(p);
     pthread_mutex_unlock(&acis_oc.pers.lock);
+    return 1;
+}
+
+int acis_pers_twice(int n, const MPI_Request r[], int *rc)
+{
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (!atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed))
+        return 0;
+    pthread_mutex_lock(&acis_oc.pers.lock);
+    uint64_t mark = ++acis_oc.pers.marks;
+    for (int i = 0; i < n && comm == MPI_COMM_NULL; i++) {
+        struct acis_pers *p = r[i] == MPI_REQUEST_NULL ? NULL : find(r[i]);
+        if (p && p->mark == mark)
+            comm = p->c.comm;
+        else if (p)
+            p->mark = mark;
+    }
+    pthread_mutex_unlock(&acis_oc.pers.lock);
+    if (comm == MPI_COMM_NULL)
+        return 0;
+    *rc = acis_raise(comm, MPI_ERR_REQUEST);
     return 1;
 }
 

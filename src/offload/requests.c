@@ -53,10 +53,15 @@ ACIS_API int MPI_Start(MPI_Request *request)
  * request that is not persistent, or is started and not completed)
  * leaves all of them inactive; acis's requests are MPICH's receives
  * (pers.c), checked and started with the others, their collectives
- * started once all are. */
+ * started once all are.  One of acis's twice in the array is refused
+ * first (MPI_ERR_REQUEST): MPICH would start its receive twice. */
 ACIS_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    int rc = PMPI_Startall(count, array_of_requests);
+    int rc;
+    if (count > 0 && array_of_requests &&
+        acis_pers_twice(count, array_of_requests, &rc))
+        return rc;
+    rc = PMPI_Startall(count, array_of_requests);
     if (rc != MPI_SUCCESS ||
         !atomic_load_explicit(&acis_oc.pers.count, memory_order_relaxed))
         return rc;

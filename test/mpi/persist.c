@@ -316,8 +316,9 @@ static int orphans(void)
 
 /* MPI_Startall with a request it must refuse starts none of them, as
  * MPICH's checks every request first: MPICH's nonblocking barrier beside
- * acis's inactive allreduce two[0]; then acis's started two[0] beside
- * MPICH's persistent receive.  Returns the starts of two[0] it made. */
+ * acis's inactive allreduce two[0]; two[0] twice (MPICH would post its
+ * receive twice); then acis's started two[0] beside MPICH's persistent
+ * receive.  Returns the starts of two[0] it made. */
 static long startall_refused(MPI_Request two[2], int *a, int *b)
 {
     MPI_Request mix[2], ibar, precv;
@@ -336,6 +337,15 @@ static long startall_refused(MPI_Request two[2], int *a, int *b)
         MPI_Wait(&two[0], MPI_STATUS_IGNORE);
         check(*b == sum, "allreduce after a refused startall", 0);
     }
+    mix[0] = mix[1] = two[0];                      /* twice: refused, left inactive */
+    MPI_Error_class(MPI_Startall(2, mix), &cls);
+    check(cls == MPI_ERR_REQUEST, "startall of a request twice: error class", 0);
+    rc = MPI_Start(&two[0]);
+    check(rc == MPI_SUCCESS, "start after a startall of a request twice", 0);
+    if (rc == MPI_SUCCESS) {
+        MPI_Wait(&two[0], MPI_STATUS_IGNORE);
+        check(*b == sum, "allreduce after a startall of a request twice", 0);
+    }
     MPI_Recv_init(&in, 1, MPI_INT, 0, 99, MPI_COMM_SELF, &precv);
     mix[0] = precv;
     mix[1] = two[0];
@@ -353,7 +363,7 @@ static long startall_refused(MPI_Request two[2], int *a, int *b)
     }
     MPI_Request_free(&precv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    return 2;
+    return 3;
 }
 
 int main(int argc, char **argv)
