@@ -19,7 +19,11 @@ lib=$build/.libs/libacis.so
     { echo "bench/callcost.sh: no $build/bench/lat or $lib: build first" >&2; exit 1; }
 command -v valgrind >/dev/null 2>&1 ||
     { echo "bench/callcost.sh: valgrind not found (Debian: apt-get install valgrind)" >&2; exit 1; }
-entry=MPI_$(echo "$coll" | cut -c1 | tr '[:lower:]' '[:upper:]')$(echo "$coll" | cut -c2-)
+case $coll in          # bench/lat's names for the two reduce_scatters
+reduce_scatter) entry=MPI_Reduce_scatter_block ;;
+reduce_scatterv) entry=MPI_Reduce_scatter ;;
+*) entry=MPI_$(echo "$coll" | cut -c1 | tr '[:lower:]' '[:upper:]')$(echo "$coll" | cut -c2-) ;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && MPIR_CVAR_OFFLOAD_DEVICE=shm MPIR_CVAR_OFFLOAD=on \

@@ -4,11 +4,14 @@
  *
  * usage: lat [-t COLL] [-s SIZES] [-i ITERS] [-x WARMUP] [-r REPS] [-b SECONDS] [-w]
  *   COLL   allreduce reduce bcast barrier gather scatter allgather
- *          reduce_scatter scan exscan; each with an i in front for its
+ *          reduce_scatter (MPI_Reduce_scatter_block) scan exscan; each
+ *          with an i in front for its
  *          nonblocking form (MPI_I* and MPI_Wait per call, as OSU's
  *          osu_i* without overlap); and pallreduce pbcast (persistent:
  *          MPI_*_init once per size, then MPI_Start and MPI_Wait per
- *          call) (default allreduce)
+ *          call); and reduce_scatterv (MPI_Reduce_scatter, n for every
+ *          rank in its counts array, as OSU's osu_reduce_scatter calls
+ *          it; blocking only) (default allreduce)
  *   SIZES  comma-separated byte counts (default 8)
  * Prints one line per size: "size median_us min_us" over REPS repetitions
  * of ITERS calls each, the slowest rank's time per repetition.
@@ -77,6 +80,15 @@ static int start(const char *what, char *s, char *r, int n, int root, MPI_Reques
     return -1;
 }
 
+/* MPI_Reduce_scatter's counts array: n for each of size ranks. */
+static const int *counts(int n, int size)
+{
+    static int c[4096];
+    for (int i = 0; i < size && i < 4096; i++)
+        c[i] = n;
+    return c;
+}
+
 /* One call; n bytes is the message size OSU reports (per rank block for
  * gather/scatter/allgather/reduce_scatter); a nonblocking or persistent
  * one is a start and its wait. */
@@ -104,6 +116,8 @@ static int one(const char *what, char *s, char *r, int n, int root, int size)
         return MPI_Allgather(s, n, MPI_CHAR, r, n, MPI_CHAR, w);
     if (strcmp(what, "reduce_scatter") == 0)
         return MPI_Reduce_scatter_block(s, r, n, MPI_CHAR, MPI_SUM, w);
+    if (strcmp(what, "reduce_scatterv") == 0 && size <= 4096)
+        return MPI_Reduce_scatter(s, r, counts(n, size), MPI_CHAR, MPI_SUM, w);
     if (strcmp(what, "scan") == 0)
         return MPI_Scan(s, r, n, MPI_CHAR, MPI_SUM, w);
     if (strcmp(what, "exscan") == 0)
@@ -119,7 +133,6 @@ static int one(const char *what, char *s, char *r, int n, int root, int size)
         MPI_Start(&preq);
         return MPI_Wait(&preq, MPI_STATUS_IGNORE);
     }
-    (void)size;
     return -1;
 }
 
