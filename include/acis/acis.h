@@ -97,6 +97,10 @@ struct acis_host_stats {
                                               persistent collectives (their
                                               MPI_*_init count as calls of
                                               the entry point) */
+    uint64_t quick_path;                   /* of the short path's calls, those
+                                              run from what an earlier call of
+                                              the same shape prepared, past
+                                              selection (the quick path) */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

@@ -68,12 +68,12 @@ static int keepable(const struct acis_call *c, int rank)
                (c->rbuf == MPI_IN_PLACE || predefined(c->rtype));
     case ACIS_COLL_ALLGATHER:
         return (c->sbuf == MPI_IN_PLACE || predefined(c->stype)) && predefined(c->rtype);
-    case ACIS_COLL_REDUCE:
-    case ACIS_COLL_ALLREDUCE:
     case ACIS_COLL_REDUCE_SCATTER:
         if (!c->rcounts || c->cs->size > ACIS_QCOUNTS)
             return 0;
         /* fall through */
+    case ACIS_COLL_REDUCE:
+    case ACIS_COLL_ALLREDUCE:
     case ACIS_COLL_REDUCE_SCATTER_BLOCK:
     case ACIS_COLL_SCAN:
     case ACIS_COLL_EXSCAN:

@@ -325,6 +325,8 @@ int acis_short_quick_go(acis_coll_t coll, const struct acis_qargs *a, struct aci
                                .comm = a->comm, .rcounts = a->rcounts,
                                .cs = cs, .bytes = bytes };
         *rc = acis_call_redo(&c);
+    } else {
+        ACIS_COUNT(quick_path, 1);
     }
     acis_count_call(&acis_util.coll[coll], ACIS_REASON_NONE, bytes);
     return 1;

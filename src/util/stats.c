@@ -47,6 +47,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->own_block = LOAD(h->own_block);
     out->packets_foreign = LOAD(h->packets_foreign);
     out->persistent_starts = LOAD(h->persistent_starts);
+    out->quick_path = LOAD(h->quick_path);
 }
 
 void acis_stats_zero(void)
@@ -71,4 +72,5 @@ void acis_stats_zero(void)
     atomic_store(&h->own_block, 0);
     atomic_store(&h->packets_foreign, 0);
     atomic_store(&h->persistent_starts, 0);
+    atomic_store(&h->quick_path, 0);
 }

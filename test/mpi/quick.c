@@ -23,8 +23,11 @@
  * With --expect-offload every one of those calls on a predefined type
  * must have been offloaded and taken the short path (the counters
  * acis_get_stats / acis_get_host_stats give): a call the cache sent
- * elsewhere, or did not count, cannot pass.
- * Usage: quick [--expect-offload] */
+ * elsewhere, or did not count, cannot pass.  With --expect-quick four
+ * reduction shapes repeated on a new communicator must take the quick
+ * path but for their first calls (the quick_path counter): a shape the
+ * cache does not keep cannot pass.
+ * Usage: quick [--expect-offload] [--expect-quick] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +204,42 @@ static void shapes(MPI_Comm comm)
     }
 }
 
+/* Four reduction shapes, no more than the cache holds, on a new
+ * communicator, each called REPEATS times: all but each shape's first
+ * call must take the quick path (the quick_path counter; a few more may
+ * miss, were a slot still held).  Returns the calls that did, or -1 if a
+ * value was wrong. */
+enum { REPEATS = 50 };
+static long repeats(void)
+{
+    MPI_Comm c;
+    struct acis_host_stats h0, h1;
+    int a[2], b[2], rc[64], sum = 0;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    for (int q = 0; q < size; q++)
+        rc[q] = 1, sum += q;
+    acis_get_host_stats(&h0);
+    int before = failures;
+    for (int i = 0; i < REPEATS; i++) {
+        MPI_Request r;
+        a[0] = rank + i;
+        a[1] = rank;
+        MPI_Allreduce(a, b, 2, MPI_INT, MPI_SUM, c);
+        check(b[0] == sum + size * i && b[1] == sum, "repeated allreduce", i);
+        b[0] = -1;
+        MPI_Reduce(a, b, 1, MPI_INT, MPI_MAX, 0, c);
+        check(rank != 0 || b[0] == size - 1 + i, "repeated reduce", i);
+        MPI_Reduce_scatter(a, b, rc, MPI_INT, MPI_SUM, c);
+        check(b[0] == (rank == 0 ? sum + size * i : sum), "repeated reduce_scatter", i);
+        MPI_Iallreduce(a, b, 1, MPI_INT, MPI_MIN, c, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        check(b[0] == i, "repeated iallreduce", i);
+    }
+    acis_get_host_stats(&h1);
+    MPI_Comm_free(&c);
+    return failures > before ? -1 : (long)(h1.quick_path - h0.quick_path);
+}
+
 /* A contiguous type of 4 ints, freed; a vector of 2 x 2 ints with a
  * 2-int hole (likely the same handle): the hole must stay. */
 static void types(void)
@@ -241,7 +280,11 @@ static void missing_buffer(void)
 
 int main(int argc, char **argv)
 {
-    int expect = argc > 1 && strcmp(argv[1], "--expect-offload") == 0;
+    int expect = 0, expect_quick = 0;
+    for (int i = 1; i < argc; i++) {
+        expect |= strcmp(argv[i], "--expect-offload") == 0;
+        expect_quick |= strcmp(argv[i], "--expect-quick") == 0;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -277,8 +320,11 @@ int main(int argc, char **argv)
     }
     acis_get_host_stats(&h1);
     long short_path = (long)(h1.short_path - h0.short_path);
+    long quick = repeats();
     types();
     missing_buffer();
+    if (expect_quick)
+        check(quick >= 4 * REPEATS - 8, "count of quick-path calls of four shapes", (int)quick);
     if (expect) {
         check(offloaded == calls, "count of offloaded calls", (int)offloaded);
         check(short_path == calls, "count of short-path calls", (int)short_path);
@@ -286,8 +332,9 @@ int main(int argc, char **argv)
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("quick: %ld calls, %ld offloaded, %ld on the short path, %d failures\n",
-               calls, offloaded, short_path, all);
+        printf("quick: %ld calls, %ld offloaded, %ld on the short path, %d failures; "
+               "%ld of %d repeated calls on the quick path\n",
+               calls, offloaded, short_path, all, quick, 4 * REPEATS);
     MPI_Finalize();
     return all ? 1 : 0;
 }
