@@ -87,9 +87,9 @@
                       .rtype = recvtype, .root = root, .comm = comm
 
 /* Which shapes the quick path serves (short.c: all but the v-forms, whose
- * counts and displacements are arrays), and how their blocking entry point tries it: from
- * the few words of a struct acis_qargs, filled with the shape's own
- * initializers.  The others try nothing. */
+ * counts and displacements are arrays), and how their blocking entry
+ * point tries it: from the few words of a struct acis_qargs, filled with
+ * the shape's own initializers.  The others try nothing. */
 #define ACIS_QUICK(ID, FILL)                                                  \
     {                                                                         \
         struct acis_qargs q_ = { FILL };                                      \

@@ -531,8 +531,8 @@ void acis_nb_wait(struct acis_exec *x);
  * if r is acis's (1, *rc set) or say it is not (0); whether one of
  * acis's requests is twice in r[0..n-1] (1, *rc MPI_ERR_REQUEST raised;
  * MPICH would post its receive twice and lose one); start the collective
- * of r if acis's, once MPI_Startall had MPICH start its receive; move it once or until
- * its collective finished (1 finished, 0 running, -1 not acis's); the
+ * of r if acis's, once MPI_Startall had MPICH start its receive; move it
+ * once or until its collective finished (1 finished, 0 running, -1 not acis's); the
  * error its last start finished with, once (and its communicator, for
  * the handler); free it if acis's (1, *rc set); finish and free every one
  * at MPI_Finalize. */
@@ -644,9 +644,9 @@ int acis_short_quick_go(acis_coll_t coll, const struct acis_qargs *a, struct aci
 /* The quick path's cache (qcache.c): the key of a call coll with
  * arguments a; the entry on co of a call of key k (and counts rcounts,
  * for MPI_Reduce_scatter) on the row ctx, or NULL (the one found last is
- * looked at first, inline: it is on every quick call); keep c (selected: acis_select() filled it), prepared as
- * s, on co if its shape can be (its datatypes that count on rank are
- * predefined). */
+ * looked at first, inline: it is on every quick call); keep c (selected:
+ * acis_select() filled it), prepared as s, on co if its shape can be (its
+ * datatypes that count on rank, and its op, are predefined). */
 static inline struct acis_qkey acis_qkey_of(acis_coll_t coll, const struct acis_qargs *a)
 {
     struct acis_qkey k = { .coll = coll, .root = a->root, .scount = a->scount,

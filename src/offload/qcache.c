@@ -1,26 +1,26 @@
 /* qcache.c -- the quick path's cache: barriers, broadcasts, scatters,
  * gathers, allgathers and reductions (reduce, allreduce, reduce_scatter
  * on communicators of up to ACIS_QCOUNTS members, reduce_scatter_block,
- * scan, exscan), blocking or not, the
- * short path prepared (short.c), kept on their
- * communicator's offload state (acis_coff.quick, freed with it) by the
- * arguments that shaped them, so that the next call of that shape needs
- * no selection, plan or packet of its own.
+ * scan, exscan), blocking or not, the short path prepared (short.c),
+ * kept on their communicator's offload state (acis_coff.quick, freed
+ * with it) by the arguments that shaped them, so that the next call of
+ * that shape needs no selection, plan or packet of its own.
  *
  * The key is every argument but the buffers and the communicator: entry
  * point, root, counts (MPI_Reduce_scatter's array beside it), datatypes,
- * op, and which buffers are MPI_IN_PLACE --
- * all of them, those MPI ignores on this rank too (a call that passes
- * others there just misses).  Where the buffers are comes with each call;
- * how the data lies in them is the datatypes', so a shape is kept only if
- * every datatype that counts on this rank is predefined, and a
- * reduction's op too: a derived type's or user op's handle may be freed
- * and given to another between two calls, a predefined one never (an
- * offloaded reduction's op is one of MPI's: acis_op_wire()).  What else selection reads is the same for the
- * whole run (CVARs are read once, at MPI_Init) or looked at on every
- * call (short.c).  An entry names the row it was made on (acis_qrow: the
- * context id in its switch's epoch): a communicator set up on another
- * row, or again after the switch was lost, misses it. */
+ * op, and which buffers are MPI_IN_PLACE -- all of them, those MPI
+ * ignores on this rank too (a call that passes others there just
+ * misses).  Where the buffers are comes with each call; how the data
+ * lies in them is the datatypes', so a shape is kept only if every
+ * datatype that counts on this rank is predefined, and a reduction's op
+ * too: a derived type's or user op's handle may be freed and given to
+ * another between two calls, a predefined one never (an offloaded
+ * reduction's op is one of MPI's: acis_op_wire()).  What else selection
+ * reads is the same for the whole run (CVARs are read once, at MPI_Init)
+ * or looked at on every call (short.c).  An entry names the row it was
+ * made on (acis_qrow: the context id in its switch's epoch): a
+ * communicator set up on another row, or again after the switch was
+ * lost, misses it. */
 #include "config.h"
 
 #include <string.h>
@@ -90,7 +90,8 @@ void acis_qcache_keep(struct acis_coff *co, const struct acis_call *c, int rank,
         return;
     struct acis_qargs a = acis_qargs_of(c);
     struct acis_qkey k = acis_qkey_of(c->coll, &a);
-    uint32_t n = acis_coll_blocking(c->coll) == ACIS_COLL_REDUCE_SCATTER ? (uint32_t)c->cs->size : 0;
+    uint32_t n = acis_coll_blocking(c->coll) == ACIS_COLL_REDUCE_SCATTER
+                     ? (uint32_t)c->cs->size : 0;
     struct acis_qentry *e = acis_qcache_find(co, &k, row, n ? c->rcounts : NULL);
     if (!e) {
         e = &co->quick.e[co->quick.next];
