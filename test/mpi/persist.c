@@ -6,8 +6,8 @@
  * MPI_Test loops, MPI_Waitall, MPI_Waitany and MPI_Testsome loops,
  * MPI_Testall, MPI_Testany, MPI_Waitsome, MPI_Request_get_status.  Also:
  * MPI_Startall of two requests, and of a request it must refuse beside
- * one it must then leave inactive (acis's or MPICH's); a derived datatype and a communicator
- * freed right after init; a request freed while it runs; gatherv and
+ * one it must then leave inactive (acis's or MPICH's); a derived
+ * datatype and a communicator freed right after init; a request freed while it runs; gatherv and
  * scatterv with blocks of different sizes (the first start runs in MPICH
  * while the sizes travel).
  *

@@ -1,7 +1,7 @@
 /* quick.c -- the quick path (src/offload/short.c, qcache.c): a
- * broadcast, scatter, gather, allgather or reduction, blocking or not, of a shape
- * the short path prepared before on the same communicator runs from what
- * it kept.  Every value is
+ * broadcast, scatter, gather, allgather or reduction, blocking or not, of
+ * a shape the short path prepared before on the same communicator runs
+ * from what it kept.  Every value is
  * checked on every rank, every call:
  *   - shapes interleaved, more of them than the cache holds: broadcasts
  *     from every root and of two sizes, scatters and gathers with and
@@ -214,10 +214,10 @@ static long repeats(void)
 {
     MPI_Comm c;
     struct acis_host_stats h0, h1;
-    int a[2], b[2], rc[64], sum = 0;
+    int a[64], b[2], rc[64], sum = 0;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     for (int q = 0; q < size; q++)
-        rc[q] = 1, sum += q;
+        rc[q] = 1, sum += q, a[q] = rank;     /* a reduce_scatter sends size of them */
     acis_get_host_stats(&h0);
     int before = failures;
     for (int i = 0; i < REPEATS; i++) {
