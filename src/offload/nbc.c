@@ -56,8 +56,9 @@ static void orphan_done(struct acis_exec *x)
  * MPI_Request_free refuses an open one (requests.c).  Only a
  * PMPI_Request_free, past acis, frees one still running: its state is
  * not freed under the engine, which still writes it, but kept as an
- * orphan that later nonblocking calls move and MPI_Finalize finishes (until then it
- * holds its communicator).  The caller has x to itself (no look). */
+ * orphan that later nonblocking calls move and MPI_Finalize finishes
+ * (until then it holds its communicator).  The caller has x to itself
+ * (no look). */
 static void drop_state(struct acis_exec *x)
 {
     if (x->finished) {

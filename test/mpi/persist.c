@@ -6,10 +6,11 @@
  * MPI_Test loops, MPI_Waitall, MPI_Waitany and MPI_Testsome loops,
  * MPI_Testall, MPI_Testany, MPI_Waitsome, MPI_Request_get_status.  Also:
  * MPI_Startall of two requests, and of a request it must refuse beside
- * one it must then leave inactive (acis's or MPICH's); a derived
- * datatype and a communicator freed right after init; a request freed while it runs; gatherv and
- * scatterv with blocks of different sizes (the first start runs in MPICH
- * while the sizes travel).
+ * one it must then leave inactive (acis's or MPICH's), and of acis's
+ * request twice; a derived datatype and a communicator freed right after
+ * init; a request freed while it runs; gatherv and scatterv with blocks
+ * of different sizes (the first start runs in MPICH while the sizes
+ * travel).
  *
  * With --assert-comm (and MPIR_CVAR_OFFLOAD_PERSISTENT_ORDER=any) the
  * program asserts mpi_assert_strict_persistent_collective_ordering on
@@ -314,6 +315,26 @@ static int orphans(void)
     return failures;
 }
 
+/* MPI_Startall of mix must fail with MPI_ERR_REQUEST and leave *p,
+ * acis's allreduce, inactive: it then starts, and its result b is sum. */
+static void refused_inactive(MPI_Request mix[2], MPI_Request *p, const int *b, int sum,
+                             const char *why)
+{
+    char what[96];
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(MPI_Startall(2, mix), &cls);
+    snprintf(what, sizeof what, "startall of %s: error class", why);
+    check(cls == MPI_ERR_REQUEST, what, 0);
+    int rc = MPI_Start(p);
+    snprintf(what, sizeof what, "start after a startall of %s", why);
+    check(rc == MPI_SUCCESS, what, 0);
+    if (rc == MPI_SUCCESS) {
+        MPI_Wait(p, MPI_STATUS_IGNORE);
+        snprintf(what, sizeof what, "allreduce after a startall of %s", why);
+        check(*b == sum, what, 0);
+    }
+}
+
 /* MPI_Startall with a request it must refuse starts none of them, as
  * MPICH's checks every request first: MPICH's nonblocking barrier beside
  * acis's inactive allreduce two[0]; two[0] twice (MPICH would post its
@@ -328,24 +349,10 @@ static long startall_refused(MPI_Request two[2], int *a, int *b)
     mix[0] = two[0];
     mix[1] = ibar;
     *a = rank + 1;
-    MPI_Error_class(MPI_Startall(2, mix), &cls);
-    check(cls == MPI_ERR_REQUEST, "startall of a nonblocking barrier: error class", 0);
+    refused_inactive(mix, &two[0], b, sum, "a nonblocking barrier");
     PMPI_Wait(&ibar, MPI_STATUS_IGNORE);
-    int rc = MPI_Start(&two[0]);                   /* not started above: it starts */
-    check(rc == MPI_SUCCESS, "start after a refused startall", 0);
-    if (rc == MPI_SUCCESS) {
-        MPI_Wait(&two[0], MPI_STATUS_IGNORE);
-        check(*b == sum, "allreduce after a refused startall", 0);
-    }
-    mix[0] = mix[1] = two[0];                      /* twice: refused, left inactive */
-    MPI_Error_class(MPI_Startall(2, mix), &cls);
-    check(cls == MPI_ERR_REQUEST, "startall of a request twice: error class", 0);
-    rc = MPI_Start(&two[0]);
-    check(rc == MPI_SUCCESS, "start after a startall of a request twice", 0);
-    if (rc == MPI_SUCCESS) {
-        MPI_Wait(&two[0], MPI_STATUS_IGNORE);
-        check(*b == sum, "allreduce after a startall of a request twice", 0);
-    }
+    mix[0] = mix[1] = two[0];                      /* MPICH would post its receive twice */
+    refused_inactive(mix, &two[0], b, sum, "a request twice");
     MPI_Recv_init(&in, 1, MPI_INT, 0, 99, MPI_COMM_SELF, &precv);
     mix[0] = precv;
     mix[1] = two[0];
