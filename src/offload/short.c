@@ -70,6 +70,32 @@ static uint64_t offset_in(const struct acis_call *c, int rbuf, const uint8_t *p)
     return (uint64_t)((uintptr_t)p - (uintptr_t)caller_buf(&a, rbuf));
 }
 
+/* The root of a blocking gather whose block begins or ends the result
+ * places that block itself and posts no piece: the shared-memory switch
+ * takes an empty piece of a data-moving collective (docs/protocol.md),
+ * and the root asks back the others' blocks alone -- one copy of its
+ * block where sending it through the slot and back made two.  Not a
+ * nonblocking call: one that fails writes no result byte (a blocking
+ * one is redone in MPICH, which writes them all).  Narrows *p and *dst to
+ * the others' part and says where the block goes (*to, in dst before):
+ * 1, or 0 if the call is not such. */
+static int gather_keeps(const struct acis_call *c, int form, struct acis_plan *p,
+                        const struct acis_image *src, struct acis_image *dst, uint8_t **to)
+{
+    uint64_t lo = p->src_off, hi = lo + src->len, dlo = p->dst_off, dhi = dlo + dst->len;
+    if (form != ACIS_FORM_BLOCKING || p->kind != ACIS_K_GATHER || c->cs->rank != c->root ||
+        !p->has_src || !p->has_dst || !c->cs->own_block || !src->len || lo < dlo ||
+        hi > dhi || hi - lo == dhi - dlo || (lo != dlo && hi != dhi))
+        return 0;
+    *to = dst->p + (lo - dlo);
+    if (lo == dlo) {
+        dst->p += src->len;
+        p->dst_off = hi;
+    }
+    dst->len -= src->len;
+    return 1;
+}
+
 /* Prepare c, a call of form, for the short path in s: 1, or 0 if it
  * does not qualify. */
 static int prepare(const struct acis_call *c, int form, struct acis_short *s)
@@ -88,23 +114,32 @@ static int prepare(const struct acis_call *c, int form, struct acis_short *s)
     if (s->own_block && p.dst_off - p.src_off + dst.len > src.len)
         s->early = s->own_block = 0;        /* blocks of different sizes: an error the
                                                switch reports, not a copy past sbuf */
-    if (s->own_block) {
+    s->src_rbuf = c->sbuf == MPI_IN_PLACE;
+    s->dst_rbuf = 1;
+    int piece = p.has_src;
+    uint8_t *to;
+    if (s->own_block) {                     /* scatter root */
         s->own_at = p.dst_off - p.src_off;
         s->own_len = dst.len;
+        s->own_to = offset_in(c, s->dst_rbuf, dst.p);
         p.has_dst = 0;
+    } else if (gather_keeps(c, form, &p, &src, &dst, &to)) {
+        s->own_block = s->gather_own = 1;
+        s->own_at = 0;
+        s->own_len = src.len;
+        s->own_to = offset_in(c, s->dst_rbuf, to);
+        piece = 0;
     }
     s->has_src = (uint8_t)p.has_src;
     s->has_dst = (uint8_t)p.has_dst;
-    s->src_rbuf = c->sbuf == MPI_IN_PLACE;
-    s->dst_rbuf = 1;
     if (p.has_src)
         s->src_at = offset_in(c, s->src_rbuf, src.p);
-    if (p.has_dst || s->own_block)
+    if (p.has_dst)
         s->dst_at = offset_in(c, s->dst_rbuf, dst.p);
     s->st = (struct acis_stream){
         .kind = (uint8_t)p.kind, .alg = (uint8_t)p.alg, .op = (uint8_t)p.op,
         .dtype = (uint8_t)p.dtype, .root = p.root, .total = p.total,
-        .src_buf = src.p, .src_off = p.src_off, .src_len = p.has_src ? src.len : 0,
+        .src_buf = src.p, .src_off = p.src_off, .src_len = piece ? src.len : 0,
         .dst_off = p.dst_off, .dst_len = p.has_dst ? dst.len : 0,
         .ctx = cs->ctx, .src = (uint32_t)acis_oc.world_rank, .member = (uint32_t)cs->rank,
         .job_key = acis_oc.job_key,
@@ -158,7 +193,7 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
 {
     struct acis_coff *co = cs->off;
     uint8_t *src = s->has_src ? caller_buf(a, s->src_rbuf) + s->src_at : NULL;
-    uint8_t *dst = s->has_dst || s->own_block ? caller_buf(a, s->dst_rbuf) + s->dst_at : NULL;
+    uint8_t *dst = s->has_dst ? caller_buf(a, s->dst_rbuf) + s->dst_at : NULL;
     struct acis_hdr h = s->h;
     struct acis_stream own_st, *st = &own_st;
     struct acis_dev_ticket own_t, *t = &own_t;
@@ -185,8 +220,12 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
         acis_dev_unlock();              /* no memory to leave it posted in */
         return 0;
     }
-    if (s->own_block)
-        memmove(dst, src + s->own_at, s->own_len);
+    if (s->own_block) {                 /* memmove: an erroneous root may pass
+                                           overlapping buffers; in place, none */
+        uint8_t *to = caller_buf(a, s->dst_rbuf) + s->own_to;
+        if (to != src + s->own_at)
+            memmove(to, src + s->own_at, s->own_len);
+    }
     *st = s->st;                        /* an early call's where early.c keeps it */
     st->src_buf = src;
     st->dst_buf = dst;
@@ -242,6 +281,8 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
         return REDO;
     }
     ACIS_COUNT(short_path, 1);
+    if (s->gather_own)
+        ACIS_COUNT(own_block, 1);
     *rc = MPI_SUCCESS;
     return 1;
 

@@ -5,7 +5,9 @@
  * checked on every rank, every call:
  *   - shapes interleaved, more of them than the cache holds: broadcasts
  *     from every root and of two sizes, scatters and gathers with and
- *     without MPI_IN_PLACE at the root, allgathers with and without it,
+ *     without MPI_IN_PLACE at the root (gathers to the first rank and to
+ *     the last, whose blocks begin and end the result: the root keeps
+ *     its block and posts no piece), allgathers with and without it,
  *     a nonblocking allgather and broadcast; reductions (allreduce, reduce
  *     from every root, reduce_scatter_block, scan, exscan, iallreduce,
  *     ireduce) whose shapes differ only in op or datatype, in place and
@@ -23,7 +25,8 @@
  * With --expect-offload every one of those calls on a predefined type
  * must have been offloaded and taken the short path (the counters
  * acis_get_stats / acis_get_host_stats give): a call the cache sent
- * elsewhere, or did not count, cannot pass.  With --expect-quick four
+ * elsewhere, or did not count, cannot pass; and every gather's root
+ * must have kept its block (the own_block counter).  With --expect-quick four
  * reduction shapes repeated on a new communicator must take the quick
  * path but for their first calls (the quick_path counter): a shape the
  * cache does not keep cannot pass.
@@ -39,6 +42,7 @@ enum { ROUNDS = 30, N = 16, SLACK = 4 };
 
 static int rank, size, failures;
 static long calls;                      /* offloadable calls made (predefined types) */
+static long kept;                       /* blocking gathers this rank was the root of */
 
 static void check(int ok, const char *what, int i)
 {
@@ -87,6 +91,17 @@ static void rooted(MPI_Comm comm, int me, int np, int round)
     if (me == 0)
         for (int i = 0; i < 2 * np; i++)
             check(all[i] == value(round, i / 2, i % 2), "gather", round);
+    kept += me == 0 && np > 1;
+    inplace = round % 2 && me == np - 1;   /* to the last rank: its block ends the result */
+    for (int i = 0; i < 2 * np; i++)
+        all[i] = inplace && i / 2 == np - 1 ? value(round + 1, np - 1, i % 2) : -1;
+    int next[2] = { value(round + 1, me, 0), value(round + 1, me, 1) };
+    MPI_Gather(inplace ? MPI_IN_PLACE : next, 2, MPI_INT, all, 2, MPI_INT, np - 1, comm);
+    calls++;
+    if (me == np - 1)
+        for (int i = 0; i < 2 * np; i++)
+            check(all[i] == value(round + 1, i / 2, i % 2), "gather to the last", round);
+    kept += me == np - 1 && np > 1;
 
     int ip = round % 2;                 /* every rank in place, every other round */
     for (int i = 0; i < 2 * np; i++)
@@ -328,6 +343,8 @@ int main(int argc, char **argv)
     if (expect) {
         check(offloaded == calls, "count of offloaded calls", (int)offloaded);
         check(short_path == calls, "count of short-path calls", (int)short_path);
+        check((long)(h1.own_block - h0.own_block) == kept, "count of roots' blocks kept",
+              (int)(h1.own_block - h0.own_block));
     }
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
