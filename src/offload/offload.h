@@ -186,13 +186,14 @@ struct acis_short {
     struct acis_dev_prep prep;    /* h's post, prepared (if prepped) */
     uint64_t src_at, dst_at;      /* images, from the caller's buffer */
     uint64_t pl_at;               /* the payload, from the source image */
-    uint64_t own_at, own_len;     /* a scatter or gather root's block, from
-                                     the source image, copied to own_to */
-    uint64_t own_to;              /* in the caller's result buffer */
+    uint64_t own_from, own_len;   /* a scatter or gather root's block: from
+                                     the caller's source buffer ... */
+    uint64_t own_to;              /* ... to its result buffer */
     uint8_t src_rbuf, dst_rbuf;   /* which caller buffer each image is in */
     uint8_t has_src, has_dst;
     uint8_t early, own_block;
-    uint8_t gather_own;           /* a gather root's, which posts no piece */
+    uint8_t keeps;                /* the root's block is left out of its
+                                     piece and its answer (own_block count) */
     uint8_t prepped;
 };
 

@@ -12,7 +12,10 @@
  * The root of a small broadcast or scatter, and a leaf of a small gather,
  * return as soon as their packet is posted (MPIR_CVAR_OFFLOAD_EARLY_RETURN);
  * early.c takes the answer later.  A scatter root copies its own block
- * itself and asks the switch for nothing.
+ * itself and asks the switch for nothing; a gather root at either end
+ * copies its block itself and asks back only the others' (gather_keeps).
+ * Where a root's block begins or ends the data, it leaves it out of its
+ * piece: nobody asks the switch for it.
  *
  * What the short path works out of a call's arguments -- plan, images,
  * the packet -- is the same for every call of the same shape on the same
@@ -119,14 +122,26 @@ static int prepare(const struct acis_call *c, int form, struct acis_short *s)
     int piece = p.has_src;
     uint8_t *to;
     if (s->own_block) {                     /* scatter root */
-        s->own_at = p.dst_off - p.src_off;
+        uint64_t at = p.dst_off - p.src_off;
         s->own_len = dst.len;
+        s->own_from = offset_in(c, s->src_rbuf, src.p + at);
         s->own_to = offset_in(c, s->dst_rbuf, dst.p);
         p.has_dst = 0;
+        /* Nobody asks for its block: where it begins or ends the send
+         * buffer, the piece leaves it out (the shared-memory switch
+         * takes any piece of a data-moving collective). */
+        if (cs->own_block && src.len > dst.len && (!at || at + dst.len == src.len)) {
+            if (!at) {
+                src.p += dst.len;
+                p.src_off += dst.len;
+            }
+            src.len -= dst.len;
+            s->keeps = 1;
+        }
     } else if (gather_keeps(c, form, &p, &src, &dst, &to)) {
-        s->own_block = s->gather_own = 1;
-        s->own_at = 0;
+        s->own_block = s->keeps = 1;
         s->own_len = src.len;
+        s->own_from = offset_in(c, s->src_rbuf, src.p);
         s->own_to = offset_in(c, s->dst_rbuf, to);
         piece = 0;
     }
@@ -222,9 +237,10 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
     }
     if (s->own_block) {                 /* memmove: an erroneous root may pass
                                            overlapping buffers; in place, none */
+        const uint8_t *from = caller_buf(a, s->src_rbuf) + s->own_from;
         uint8_t *to = caller_buf(a, s->dst_rbuf) + s->own_to;
-        if (to != src + s->own_at)
-            memmove(to, src + s->own_at, s->own_len);
+        if (to != from)
+            memmove(to, from, s->own_len);
     }
     *st = s->st;                        /* an early call's where early.c keeps it */
     st->src_buf = src;
@@ -246,6 +262,8 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
         acis_dev_unlock();
         ACIS_COUNT(short_path, 1);
         ACIS_COUNT(early_return, 1);
+        if (s->keeps)
+            ACIS_COUNT(own_block, 1);
         *rc = MPI_SUCCESS;
         return 1;
     }
@@ -281,7 +299,7 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
         return REDO;
     }
     ACIS_COUNT(short_path, 1);
-    if (s->gather_own)
+    if (s->keeps)
         ACIS_COUNT(own_block, 1);
     *rc = MPI_SUCCESS;
     return 1;

@@ -5,9 +5,9 @@
  * checked on every rank, every call:
  *   - shapes interleaved, more of them than the cache holds: broadcasts
  *     from every root and of two sizes, scatters and gathers with and
- *     without MPI_IN_PLACE at the root (gathers to the first rank and to
- *     the last, whose blocks begin and end the result: the root keeps
- *     its block and posts no piece), allgathers with and without it,
+ *     without MPI_IN_PLACE at the root, from and to the first rank and
+ *     the last, whose blocks begin and end the data (the root keeps its
+ *     block out of its piece and its answer), allgathers with and without it,
  *     a nonblocking allgather and broadcast; reductions (allreduce, reduce
  *     from every root, reduce_scatter_block, scan, exscan, iallreduce,
  *     ireduce) whose shapes differ only in op or datatype, in place and
@@ -25,8 +25,8 @@
  * With --expect-offload every one of those calls on a predefined type
  * must have been offloaded and taken the short path (the counters
  * acis_get_stats / acis_get_host_stats give): a call the cache sent
- * elsewhere, or did not count, cannot pass; and every gather's root
- * must have kept its block (the own_block counter).  With --expect-quick four
+ * elsewhere, or did not count, cannot pass; and the root of every such
+ * gather and scatter must have kept its block (the own_block counter).  With --expect-quick four
  * reduction shapes repeated on a new communicator must take the quick
  * path but for their first calls (the quick_path counter): a shape the
  * cache does not keep cannot pass.
@@ -42,7 +42,8 @@ enum { ROUNDS = 30, N = 16, SLACK = 4 };
 
 static int rank, size, failures;
 static long calls;                      /* offloadable calls made (predefined types) */
-static long kept;                       /* blocking gathers this rank was the root of */
+static long kept;                       /* blocking gathers and scatters (not in place)
+                                           this rank was the root of */
 
 static void check(int ok, const char *what, int i)
 {
@@ -70,8 +71,8 @@ static void bcasts(MPI_Comm comm, int me, int np, int round, int n)
     }
 }
 
-/* A scatter and a gather of 2 ints per rank from root 0, the root in
- * place every other round. */
+/* Scatters and gathers of 2 ints per rank, the root rank 0 and then the
+ * last rank, in place every other round. */
 static void rooted(MPI_Comm comm, int me, int np, int round)
 {
     int all[2 * 64], mine[2], inplace = round % 2 && me == 0;
@@ -82,6 +83,17 @@ static void rooted(MPI_Comm comm, int me, int np, int round)
     if (!inplace)
         check(mine[0] == value(round, 0, 2 * me) && mine[1] == value(round, 0, 2 * me + 1),
               "scatter", round);
+    kept += me == 0 && !inplace && np > 1;
+    int last = round % 2 && me == np - 1;  /* from the last rank: its block ends the data */
+    for (int i = 0; i < 2 * np; i++)
+        all[i] = me == np - 1 ? value(round + 2, np - 1, i) : -1;
+    mine[0] = mine[1] = -1;
+    MPI_Scatter(all, 2, MPI_INT, last ? MPI_IN_PLACE : (void *)mine, 2, MPI_INT, np - 1, comm);
+    calls++;
+    if (!last)
+        check(mine[0] == value(round + 2, np - 1, 2 * me) &&
+              mine[1] == value(round + 2, np - 1, 2 * me + 1), "scatter from the last", round);
+    kept += me == np - 1 && !last && np > 1;
     mine[0] = value(round, me, 0);
     mine[1] = value(round, me, 1);
     for (int i = 0; i < 2 * np; i++)
