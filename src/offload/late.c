@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "offload/offload.h"
 #include "util/util.h"
@@ -34,6 +35,12 @@ void acis_early_req_answered(struct acis_early_req *q, const struct acis_stream 
         acis_log(0, "a nonblocking %s: a member had no memory for its data; the call "
                     "returns an error", acis_wire_kind_name(st->kind));
     q->err = failed ? MPI_ERR_INTERN : abstained ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    if (q->err == MPI_SUCCESS && q->own_len) {      /* a gather root's own block */
+        if (q->own_to != q->own_from)
+            memmove(q->own_to, q->own_from, q->own_len);
+        if (q->keeps)
+            ACIS_COUNT(own_block, 1);
+    }
     atomic_store_explicit(&q->done, 1, memory_order_release);
 }
 

@@ -73,20 +73,21 @@ static uint64_t offset_in(const struct acis_call *c, int rbuf, const uint8_t *p)
     return (uint64_t)((uintptr_t)p - (uintptr_t)caller_buf(&a, rbuf));
 }
 
-/* The root of a blocking gather whose block begins or ends the result
- * places that block itself and posts no piece: the shared-memory switch
- * takes an empty piece of a data-moving collective (docs/protocol.md),
- * and the root asks back the others' blocks alone -- one copy of its
- * block where sending it through the slot and back made two.  Not a
- * nonblocking call: one that fails writes no result byte (a blocking
- * one is redone in MPICH, which writes them all).  Narrows *p and *dst to
- * the others' part and says where the block goes (*to, in dst before):
- * 1, or 0 if the call is not such. */
-static int gather_keeps(const struct acis_call *c, int form, struct acis_plan *p,
+/* The root of a gather whose block begins or ends the result places
+ * that block itself and posts no piece: the shared-memory switch takes an
+ * empty piece of a data-moving collective (docs/protocol.md), and the
+ * root asks back the others' blocks alone -- one copy of its block where
+ * sending it through the slot and back made two.  A blocking call copies
+ * it when posted (one that fails is redone in MPICH, which writes every
+ * block); a nonblocking one once its answer says it succeeded (one that
+ * fails writes no result byte: acis_early_req_answered).  Narrows *p and
+ * *dst to the others' part and says where the block goes (*to, in dst
+ * before): 1, or 0 if the call is not such. */
+static int gather_keeps(const struct acis_call *c, struct acis_plan *p,
                         const struct acis_image *src, struct acis_image *dst, uint8_t **to)
 {
     uint64_t lo = p->src_off, hi = lo + src->len, dlo = p->dst_off, dhi = dlo + dst->len;
-    if (form != ACIS_FORM_BLOCKING || p->kind != ACIS_K_GATHER || c->cs->rank != c->root ||
+    if (p->kind != ACIS_K_GATHER || c->cs->rank != c->root ||
         !p->has_src || !p->has_dst || !c->cs->own_block || !src->len || lo < dlo ||
         hi > dhi || hi - lo == dhi - dlo || (lo != dlo && hi != dhi))
         return 0;
@@ -138,7 +139,7 @@ static int prepare(const struct acis_call *c, int form, struct acis_short *s)
             src.len -= dst.len;
             s->keeps = 1;
         }
-    } else if (gather_keeps(c, form, &p, &src, &dst, &to)) {
+    } else if (gather_keeps(c, &p, &src, &dst, &to)) {
         s->own_block = s->keeps = 1;
         s->own_len = src.len;
         s->own_from = offset_in(c, s->src_rbuf, src.p);
@@ -235,12 +236,18 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
         acis_dev_unlock();              /* no memory to leave it posted in */
         return 0;
     }
-    if (s->own_block) {                 /* memmove: an erroneous root may pass
-                                           overlapping buffers; in place, none */
+    if (s->own_block) {
         const uint8_t *from = caller_buf(a, s->src_rbuf) + s->own_from;
         uint8_t *to = caller_buf(a, s->dst_rbuf) + s->own_to;
-        if (to != from)
+        if (q) {                        /* once it succeeded (a gather root's) */
+            q->own_from = from;
+            q->own_to = to;
+            q->own_len = s->own_len;
+            q->keeps = s->keeps;
+        } else if (to != from) {        /* memmove: an erroneous root may pass
+                                           overlapping buffers; in place, none */
             memmove(to, from, s->own_len);
+        }
     }
     *st = s->st;                        /* an early call's where early.c keeps it */
     st->src_buf = src;

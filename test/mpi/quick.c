@@ -7,7 +7,8 @@
  *     from every root and of two sizes, scatters and gathers with and
  *     without MPI_IN_PLACE at the root, from and to the first rank and
  *     the last, whose blocks begin and end the data (the root keeps its
- *     block out of its piece and its answer), allgathers with and without it,
+ *     block out of its piece and its answer), a nonblocking gather to the
+ *     last rank, allgathers with and without it,
  *     a nonblocking allgather and broadcast; reductions (allreduce, reduce
  *     from every root, reduce_scatter_block, scan, exscan, iallreduce,
  *     ireduce) whose shapes differ only in op or datatype, in place and
@@ -42,7 +43,7 @@ enum { ROUNDS = 30, N = 16, SLACK = 4 };
 
 static int rank, size, failures;
 static long calls;                      /* offloadable calls made (predefined types) */
-static long kept;                       /* blocking gathers and scatters (not in place)
+static long kept;                       /* gathers and blocking scatters (not in place)
                                            this rank was the root of */
 
 static void check(int ok, const char *what, int i)
@@ -113,6 +114,18 @@ static void rooted(MPI_Comm comm, int me, int np, int round)
     if (me == np - 1)
         for (int i = 0; i < 2 * np; i++)
             check(all[i] == value(round + 1, i / 2, i % 2), "gather to the last", round);
+    kept += me == np - 1 && np > 1;
+    MPI_Request g;                      /* nonblocking: the root's block once it succeeded */
+    for (int i = 0; i < 2 * np; i++)
+        all[i] = inplace && i / 2 == np - 1 ? value(round + 3, np - 1, i % 2) : -1;
+    next[0] = value(round + 3, me, 0);
+    next[1] = value(round + 3, me, 1);
+    MPI_Igather(inplace ? MPI_IN_PLACE : next, 2, MPI_INT, all, 2, MPI_INT, np - 1, comm, &g);
+    MPI_Wait(&g, MPI_STATUS_IGNORE);
+    calls++;
+    if (me == np - 1)
+        for (int i = 0; i < 2 * np; i++)
+            check(all[i] == value(round + 3, i / 2, i % 2), "igather to the last", round);
     kept += me == np - 1 && np > 1;
 
     int ip = round % 2;                 /* every rank in place, every other round */
@@ -323,7 +336,8 @@ int main(int argc, char **argv)
                                            ACIS_COLL_REDUCE, ACIS_COLL_REDUCE_SCATTER_BLOCK,
                                            ACIS_COLL_REDUCE_SCATTER,
                                            ACIS_COLL_SCAN, ACIS_COLL_EXSCAN,
-                                           ACIS_COLL_IALLREDUCE, ACIS_COLL_IREDUCE };
+                                           ACIS_COLL_IALLREDUCE, ACIS_COLL_IREDUCE,
+                                           ACIS_COLL_IGATHER };
     enum { NCOUNTED = sizeof counted / sizeof counted[0] };
     struct acis_coll_stats c0[NCOUNTED], c1[NCOUNTED];
     struct acis_host_stats h0, h1;
