@@ -103,6 +103,14 @@ enum { RES_OK, RES_MISMATCH = ACIS_SHM_MISMATCH, RES_ABSTAINED = ACIS_SHM_ABSTAI
  * head's (C, CN). */
 #define CM(ctr, name, n) atomic_fetch_add_explicit(&(ctr)[ACIS_SWC_##name], (n), \
                                                    memory_order_relaxed)
+/* A process's own counter block: only its posts write it, and they do
+ * not overlap (switch.h), so a plain add -- a load and a store, no locked
+ * instruction -- counts right; readers load each word whole. */
+#define MINE(ctr, name, n)                                                          \
+    atomic_store_explicit(&(ctr)[ACIS_SWC_##name],                                   \
+                          atomic_load_explicit(&(ctr)[ACIS_SWC_##name],              \
+                                               memory_order_relaxed) + (n),          \
+                          memory_order_relaxed)
 #define C(h, name) CM((h)->c, name, 1)
 #define CN(h, name, n) CM((h)->c, name, n)
 
@@ -555,10 +563,10 @@ static void complete(const struct acis_shmsw *s, uint8_t *b, uint32_t n, uint32_
     if (sw_is_reduction(kind) && lens_differ && !abstained)
         error = RES_MISMATCH;                      /* an abstainer posts no piece */
     if (error) {
-        CM(ctr, drop_mismatch, 1);
+        MINE(ctr, drop_mismatch, 1);
     } else if (abstained) {
         error = RES_ABSTAINED;                     /* nothing to fold: all redo it */
-        CM(ctr, abstained, 1);
+        MINE(ctr, abstained, 1);
     } else if (sw_is_reduction(kind) && p0->len) {
         size_t ne = p0->len / acis_wire_dt_size(p0->dtype);
         memcpy(out, port_piece(p0), p0->len);
@@ -578,7 +586,7 @@ static void complete(const struct acis_shmsw *s, uint8_t *b, uint32_t n, uint32_
                     memcpy(x, out, p0->len);
             }
         }
-        CM(ctr, elements_reduced, (uint64_t)(n - 1) * ne);
+        MINE(ctr, elements_reduced, (uint64_t)(n - 1) * ne);
     }
     res->error = error;
     atomic_store_explicit(slot_arrived(b), 0, memory_order_relaxed);
@@ -586,13 +594,15 @@ static void complete(const struct acis_shmsw *s, uint8_t *b, uint32_t n, uint32_
     atomic_fetch_add_explicit(&res->bell, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&res->sleepers, memory_order_seq_cst))
         futex(&res->bell, FUTEX_WAKE, INT_MAX, NULL);
-    CM(ctr, segments, 1);
-    if (kind >= ACIS_K_BARRIER && kind <= ACIS_K_COLL_LAST)
-        atomic_fetch_add_explicit(&ctr[ACIS_SWC_seg_barrier + kind - ACIS_K_BARRIER], 1,
-                                  memory_order_relaxed);
-    CM(ctr, packets_in, n);
+    MINE(ctr, segments, 1);
+    if (kind >= ACIS_K_BARRIER && kind <= ACIS_K_COLL_LAST) {
+        _Atomic uint64_t *k = &ctr[ACIS_SWC_seg_barrier + kind - ACIS_K_BARRIER];
+        atomic_store_explicit(k, atomic_load_explicit(k, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+    MINE(ctr, packets_in, n);
     if (n > 1)
-        CM(ctr, multicasts, 1);
+        MINE(ctr, multicasts, 1);
 }
 
 /* The part of a port after its use word, as a post writes it. */

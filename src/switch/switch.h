@@ -380,7 +380,10 @@ size_t acis_shmsw_control(struct acis_shmsw *s, const struct acis_hdr *q,
 
 /* Post this process's packet of a segment (q with its payload); if it is
  * the last the segment waited for, fold and publish.  0 with w filled, or
- * -1 (counted) if the packet does not fit its row. */
+ * -1 (counted) if the packet does not fit its row.  Posts on one handle
+ * must not overlap (the caller serializes them: the device lock): the
+ * handle's use counts and the process's counter block are written
+ * without locked instructions. */
 int acis_shmsw_post(struct acis_shmsw *s, const struct acis_hdr *q, const uint8_t *payload,
                     struct acis_shm_wait *w);
 /* A post checked and worked out once for the packets that differ from q

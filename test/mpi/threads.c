@@ -1,7 +1,7 @@
 /* threads.c -- MPI_THREAD_MULTIPLE: two threads per rank, each running
  * collectives on its own communicator at the same time (blocking and
  * nonblocking, offloaded), checked against MPICH and against the offload
- * counters.  First, SETUPS rounds in which the two threads set up two new
+ * counters, the switch's count of their segments among them.  First, SETUPS rounds in which the two threads set up two new
  * communicators at once (the first collective on each), in whatever order
  * each rank's threads get there: every one must get a switch row (a
  * set-up that held the device while it waited for the other members made
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <acis/acis.h>
+#include <acis/wire.h>
 
 #define THREADS 2
 #define ITERS 200
@@ -36,7 +37,7 @@ struct job {
 static void *worker(void *arg)
 {
     struct job *j = arg;
-    enum { N = 3000 };
+    enum { N = 3000 };                  /* main() counts the segments of n below */
     static __thread int in[N], out[N], ref[N];
     for (int it = 0; it < ITERS; it++) {
         int n = 1 + (it * 37) % N;
@@ -204,6 +205,11 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &jobs[i].comm);
     }
     struct acis_coll_stats a0, b0, i0, s0, a1, b1, i1, s1;
+    uint64_t w0[ACIS_SWC_COUNT], w1[ACIS_SWC_COUNT];
+    struct acis_switch_info si;
+    int have_sw = acis_get_switch_info(&si) == 0 && si.payload >= 4;
+    PMPI_Barrier(MPI_COMM_WORLD);       /* every earlier segment completed */
+    have_sw = have_sw && acis_get_switch_stats(w0, ACIS_SWC_COUNT) == ACIS_SWC_COUNT;
     acis_get_stats(ACIS_COLL_ALLREDUCE, &a0);
     acis_get_stats(ACIS_COLL_BCAST, &b0);
     acis_get_stats(ACIS_COLL_IALLREDUCE, &i0);
@@ -226,6 +232,23 @@ int main(int argc, char **argv)
         failures++;
         fprintf(stderr, "threads[%d]: %llu of %d collectives offloaded\n", rank,
                 (unsigned long long)off, THREADS * ITERS);
+    }
+    /* The switch counted every segment of the two threads' allreduces and
+     * bcasts: two posts on one rank never overlap (the shared-memory
+     * switch's counters are written without locked instructions). */
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (have_sw && rank == 0 && acis_get_switch_stats(w1, ACIS_SWC_COUNT) == ACIS_SWC_COUNT) {
+        uint64_t want = 0, per = si.payload / 4;
+        for (int it = 0; it < ITERS; it++)
+            if (it % 4 != 3)                /* allreduce, bcast, iallreduce; not scan */
+                want += THREADS * ((uint64_t)(1 + (it * 37) % 3000) + per - 1) / per;
+        uint64_t got = (w1[ACIS_SWC_seg_allreduce] - w0[ACIS_SWC_seg_allreduce]) +
+                       (w1[ACIS_SWC_seg_bcast] - w0[ACIS_SWC_seg_bcast]);
+        if (got != want) {
+            failures++;
+            fprintf(stderr, "threads: the switch counted %llu allreduce and bcast segments, "
+                    "expected %llu\n", (unsigned long long)got, (unsigned long long)want);
+        }
     }
     failures += set_up_late + look_rounds();
     int total;
