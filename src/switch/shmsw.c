@@ -106,11 +106,12 @@ enum { RES_OK, RES_MISMATCH = ACIS_SHM_MISMATCH, RES_ABSTAINED = ACIS_SHM_ABSTAI
 /* A process's own counter block: only its posts write it, and they do
  * not overlap (switch.h), so a plain add -- a load and a store, no locked
  * instruction -- counts right; readers load each word whole. */
-#define MINE(ctr, name, n)                                                          \
-    atomic_store_explicit(&(ctr)[ACIS_SWC_##name],                                   \
-                          atomic_load_explicit(&(ctr)[ACIS_SWC_##name],              \
-                                               memory_order_relaxed) + (n),          \
-                          memory_order_relaxed)
+static inline void mine_add(_Atomic uint64_t *ctr, unsigned i, uint64_t n)
+{
+    atomic_store_explicit(&ctr[i], atomic_load_explicit(&ctr[i], memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+#define MINE(ctr, name, n) mine_add((ctr), ACIS_SWC_##name, (n))
 #define C(h, name) CM((h)->c, name, 1)
 #define CN(h, name, n) CM((h)->c, name, n)
 
@@ -595,11 +596,8 @@ static void complete(const struct acis_shmsw *s, uint8_t *b, uint32_t n, uint32_
     if (atomic_load_explicit(&res->sleepers, memory_order_seq_cst))
         futex(&res->bell, FUTEX_WAKE, INT_MAX, NULL);
     MINE(ctr, segments, 1);
-    if (kind >= ACIS_K_BARRIER && kind <= ACIS_K_COLL_LAST) {
-        _Atomic uint64_t *k = &ctr[ACIS_SWC_seg_barrier + kind - ACIS_K_BARRIER];
-        atomic_store_explicit(k, atomic_load_explicit(k, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-    }
+    if (kind >= ACIS_K_BARRIER && kind <= ACIS_K_COLL_LAST)
+        mine_add(ctr, ACIS_SWC_seg_barrier + kind - ACIS_K_BARRIER, 1);
     MINE(ctr, packets_in, n);
     if (n > 1)
         MINE(ctr, multicasts, 1);
