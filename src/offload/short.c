@@ -89,8 +89,10 @@ static int gather_keeps(const struct acis_call *c, struct acis_plan *p,
     uint64_t lo = p->src_off, hi = lo + src->len, dlo = p->dst_off, dhi = dlo + dst->len;
     if (p->kind != ACIS_K_GATHER || c->cs->rank != c->root ||
         !p->has_src || !p->has_dst || !c->cs->own_block || !src->len || lo < dlo ||
-        hi > dhi || hi - lo == dhi - dlo || (lo != dlo && hi != dhi))
-        return 0;
+        hi > dhi || c->cs->size < 2 || src->len * (uint64_t)c->cs->size != dhi - dlo ||
+        (lo != dlo && hi != dhi))
+        return 0;                       /* only the root's share: blocks of other
+                                           sizes are an error the switch reports */
     *to = dst->p + (lo - dlo);
     if (lo == dlo) {
         dst->p += src->len;
@@ -130,8 +132,12 @@ static int prepare(const struct acis_call *c, int form, struct acis_short *s)
         p.has_dst = 0;
         /* Nobody asks for its block: where it begins or ends the send
          * buffer, the piece leaves it out (the shared-memory switch
-         * takes any piece of a data-moving collective). */
-        if (cs->own_block && src.len > dst.len && (!at || at + dst.len == src.len)) {
+         * takes any piece of a data-moving collective).  Only a block
+         * that is the root's share of the send data: a root that
+         * receives more than it sends (MPICH takes it) would cut a
+         * leaf's bytes out of the piece. */
+        if (cs->own_block && cs->size > 1 && dst.len * (uint64_t)cs->size == src.len &&
+            (!at || at + dst.len == src.len)) {
             if (!at) {
                 src.p += dst.len;
                 p.src_off += dst.len;

@@ -4,7 +4,8 @@
  * members overwrite their buffers right after each call, and the others
  * arrive late (they sleep first), so the early ones are many calls ahead:
  *   - a run of broadcasts longer than the slot window, then of scatters
- *     (the root's own block is checked: it copies it itself), then of
+ *     (the root's own block is checked: it copies it itself; and a root
+ *     with room for two blocks, whose leaves must get theirs), then of
  *     gathers, also from leaves whose datatype must be packed;
  *   - leaves whose datatype must be unpacked (they take the engine's path
  *     beside a root on the short path);
@@ -91,6 +92,27 @@ static void scatters(MPI_Comm comm)
             memset(all, 0x5a, sizeof(int) * N * (size_t)size);
     }
     free(all);
+}
+
+/* Scatters whose root (rank 0) receives into a buffer twice its share
+ * (MPICH takes it and writes the share): it returns early and leaves its
+ * block out of its piece, which must not cut the next leaf's bytes out
+ * too.  The leaves' values are checked. */
+static void wide_root(MPI_Comm comm)
+{
+    int *all = malloc(sizeof(int) * N * (size_t)size), *mine = malloc(sizeof(int) * 2 * N);
+    for (int i = 0; i < 10; i++) {
+        for (int k = 0; rank == 0 && k < N * size; k++)
+            all[k] = i * 100000 + k;
+        memset(mine, 0xff, sizeof(int) * 2 * N);
+        MPI_Scatter(all, N, MPI_INT, mine, rank == 0 ? 2 * N : N, MPI_INT, 0, comm);
+        int ok = 1;
+        for (int k = 0; k < N; k++)
+            ok &= mine[k] == i * 100000 + rank * N + k;
+        check(ok, "scatter to a root with room for two blocks", i);
+    }
+    free(all);
+    free(mine);
 }
 
 /* Gathers to rank 0; with packed, every rank sends every other int of
@@ -247,6 +269,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     bcasts(comm, 0);
     scatters(comm);
+    wide_root(comm);
     struct acis_host_stats g0, g1;
     acis_get_host_stats(&g0);
     gathers(comm, 0);
