@@ -27,10 +27,11 @@
  * must have been offloaded and taken the short path (the counters
  * acis_get_stats / acis_get_host_stats give): a call the cache sent
  * elsewhere, or did not count, cannot pass; and the root of every such
- * gather and scatter must have kept its block (the own_block counter).  With --expect-quick four
- * reduction shapes repeated on a new communicator must take the quick
- * path but for their first calls (the quick_path counter): a shape the
- * cache does not keep cannot pass.
+ * gather and scatter must have kept its block (the own_block counter;
+ * a scatter's root does when it returns early, as by default).  With
+ * --expect-quick four reduction shapes repeated on a new communicator
+ * must take the quick path but for their first calls (the quick_path
+ * counter): a shape the cache does not keep cannot pass.
  * Usage: quick [--expect-offload] [--expect-quick] */
 #include <stdio.h>
 #include <stdlib.h>

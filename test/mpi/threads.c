@@ -1,8 +1,9 @@
 /* threads.c -- MPI_THREAD_MULTIPLE: two threads per rank, each running
  * collectives on its own communicator at the same time (blocking and
  * nonblocking, offloaded), checked against MPICH and against the offload
- * counters, the switch's count of their segments among them.  First, SETUPS rounds in which the two threads set up two new
- * communicators at once (the first collective on each), in whatever order
+ * counters, the switch's count of their segments among them.  First,
+ * SETUPS rounds in which the two threads set up two new communicators
+ * at once (the first collective on each), in whatever order
  * each rank's threads get there: every one must get a switch row (a
  * set-up that held the device while it waited for the other members made
  * opposite orders on two ranks wait for each other until the timeout,
@@ -238,10 +239,14 @@ int main(int argc, char **argv)
      * switch's counters are written without locked instructions). */
     PMPI_Barrier(MPI_COMM_WORLD);
     if (have_sw && rank == 0 && acis_get_switch_stats(w1, ACIS_SWC_COUNT) == ACIS_SWC_COUNT) {
-        uint64_t want = 0, per = si.payload / 4;
-        for (int it = 0; it < ITERS; it++)
-            if (it % 4 != 3)                /* allreduce, bcast, iallreduce; not scan */
-                want += THREADS * ((uint64_t)(1 + (it * 37) % 3000) + per - 1) / per;
+        uint64_t want = 0, per = si.payload / 4;   /* ints a reduction's segment holds */
+        for (int it = 0; it < ITERS; it++) {
+            uint64_t n = 1 + (uint64_t)(it * 37) % 3000;   /* worker()'s n */
+            if (it % 4 == 1)                               /* bcast: bytes */
+                want += THREADS * ((4 * n + si.payload - 1) / si.payload);
+            else if (it % 4 != 3)                          /* allreduce, iallreduce */
+                want += THREADS * ((n + per - 1) / per);
+        }
         uint64_t got = (w1[ACIS_SWC_seg_allreduce] - w0[ACIS_SWC_seg_allreduce]) +
                        (w1[ACIS_SWC_seg_bcast] - w0[ACIS_SWC_seg_bcast]);
         if (got != want) {
