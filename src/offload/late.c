@@ -38,8 +38,7 @@ void acis_early_req_answered(struct acis_early_req *q, const struct acis_stream 
     if (q->err == MPI_SUCCESS && q->own_len) {      /* a gather root's own block */
         if (q->own_to != q->own_from)
             memmove(q->own_to, q->own_from, q->own_len);
-        if (q->keeps)
-            ACIS_COUNT(own_block, 1);
+        ACIS_COUNT(own_block, 1);
     }
     atomic_store_explicit(&q->done, 1, memory_order_release);
 }

@@ -719,9 +719,8 @@ struct acis_early_req {
     uint64_t polled;              /* when its last poll returned */
     uint64_t quiet_since;         /* when it was first polled (0: never) */
     const uint8_t *own_from;      /* a gather root's block, copied to own_to */
-    uint8_t *own_to;              /*   when the call succeeded (short.c) */
-    uint64_t own_len;
-    int keeps;                    /*   and counted in own_block then */
+    uint8_t *own_to;              /*   when the call succeeded (short.c) and */
+    uint64_t own_len;             /*   counted in own_block then */
 };
 /* An early call: part of its communicator's acis_coff (co->early, by
  * slot), under the device lock as it; req: a nonblocking call's whose

@@ -87,18 +87,37 @@ static int gather_keeps(const struct acis_call *c, struct acis_plan *p,
                         const struct acis_image *src, struct acis_image *dst, uint8_t **to)
 {
     uint64_t lo = p->src_off, hi = lo + src->len, dlo = p->dst_off, dhi = dlo + dst->len;
-    if (p->kind != ACIS_K_GATHER || c->cs->rank != c->root ||
-        !p->has_src || !p->has_dst || !c->cs->own_block || !src->len || lo < dlo ||
-        hi > dhi || c->cs->size < 2 || src->len * (uint64_t)c->cs->size != dhi - dlo ||
-        (lo != dlo && hi != dhi))
-        return 0;                       /* only the root's share: blocks of other
-                                           sizes are an error the switch reports */
+    if (p->kind != ACIS_K_GATHER || c->cs->rank != c->root || !p->has_src || !p->has_dst ||
+        !c->cs->own_block || !src->len || c->cs->size < 2 ||
+        src->len * (uint64_t)c->cs->size != dhi - dlo || (lo != dlo && hi != dhi))
+        return 0;                       /* only the root's share, at either end: blocks
+                                           of other sizes are an error the switch reports */
     *to = dst->p + (lo - dlo);
     if (lo == dlo) {
         dst->p += src->len;
         p->dst_off = hi;
     }
     dst->len -= src->len;
+    return 1;
+}
+
+/* The root of a scatter that returns early (its block at `at` in the send
+ * data, dst_len bytes) copies that block itself; where the block begins
+ * or ends the data, its piece leaves it out too, since nobody asks the
+ * switch for it.  Only the root's share of the data: a root that receives
+ * more than it sends (MPICH takes it) would cut a leaf's bytes out of the
+ * piece.  Narrows *p and *src to the others' blocks: 1, or 0 if not. */
+static int scatter_keeps(const struct acis_comm *cs, struct acis_plan *p,
+                         struct acis_image *src, uint64_t at, uint64_t dst_len)
+{
+    if (!cs->own_block || cs->size < 2 || dst_len * (uint64_t)cs->size != src->len ||
+        (at && at + dst_len != src->len))
+        return 0;
+    if (!at) {
+        src->p += dst_len;
+        p->src_off += dst_len;
+    }
+    src->len -= dst_len;
     return 1;
 }
 
@@ -130,21 +149,7 @@ static int prepare(const struct acis_call *c, int form, struct acis_short *s)
         s->own_from = offset_in(c, s->src_rbuf, src.p + at);
         s->own_to = offset_in(c, s->dst_rbuf, dst.p);
         p.has_dst = 0;
-        /* Nobody asks for its block: where it begins or ends the send
-         * buffer, the piece leaves it out (the shared-memory switch
-         * takes any piece of a data-moving collective).  Only a block
-         * that is the root's share of the send data: a root that
-         * receives more than it sends (MPICH takes it) would cut a
-         * leaf's bytes out of the piece. */
-        if (cs->own_block && cs->size > 1 && dst.len * (uint64_t)cs->size == src.len &&
-            (!at || at + dst.len == src.len)) {
-            if (!at) {
-                src.p += dst.len;
-                p.src_off += dst.len;
-            }
-            src.len -= dst.len;
-            s->keeps = 1;
-        }
+        s->keeps = (uint8_t)scatter_keeps(cs, &p, &src, at, dst.len);
     } else if (gather_keeps(c, &p, &src, &dst, &to)) {
         s->own_block = s->keeps = 1;
         s->own_len = src.len;
@@ -249,7 +254,6 @@ static int go(struct acis_comm *cs, const struct acis_qargs *a, const struct aci
             q->own_from = from;
             q->own_to = to;
             q->own_len = s->own_len;
-            q->keeps = s->keeps;
         } else if (to != from) {        /* memmove: an erroneous root may pass
                                            overlapping buffers; in place, none */
             memmove(to, from, s->own_len);

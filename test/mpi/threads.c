@@ -24,6 +24,7 @@
 #include <acis/wire.h>
 
 #define THREADS 2
+#define WORK_N 3000   /* the most ints a worker's call moves */
 #define ITERS 200
 #define SETUPS 20
 #define LOOKS 20
@@ -38,7 +39,7 @@ struct job {
 static void *worker(void *arg)
 {
     struct job *j = arg;
-    enum { N = 3000 };                  /* main() counts the segments of n below */
+    enum { N = WORK_N };                /* main() counts the segments of n below */
     static __thread int in[N], out[N], ref[N];
     for (int it = 0; it < ITERS; it++) {
         int n = 1 + (it * 37) % N;
@@ -241,7 +242,7 @@ int main(int argc, char **argv)
     if (have_sw && rank == 0 && acis_get_switch_stats(w1, ACIS_SWC_COUNT) == ACIS_SWC_COUNT) {
         uint64_t want = 0, per = si.payload / 4;   /* ints a reduction's segment holds */
         for (int it = 0; it < ITERS; it++) {
-            uint64_t n = 1 + (uint64_t)(it * 37) % 3000;   /* worker()'s n */
+            uint64_t n = 1 + (uint64_t)(it * 37) % WORK_N; /* worker()'s n */
             if (it % 4 == 1)                               /* bcast: bytes */
                 want += THREADS * ((4 * n + si.payload - 1) / si.payload);
             else if (it % 4 != 3)                          /* allreduce, iallreduce */
