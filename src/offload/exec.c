@@ -297,9 +297,10 @@ int acis_exec_start(struct acis_exec *x)
 
 int acis_exec_step(struct acis_exec *x)
 {
-    if (atomic_load(&x->op.failed))     /* recovery could not finish it */
-        return failed(x, MPI_ERR_INTERN, "its switch failed and the ranks could not "
-                                         "finish it");
+    if (atomic_load(&x->op.failed))     /* recovery could not finish it, or
+                                           the switch found the members disagreeing */
+        return failed(x, MPI_ERR_INTERN, "the switch and the ranks could not finish it "
+                                         "(why is said above)");
     if (x->op.st.refused) {             /* a member abstained */
         if (acis_coll_form(x->c.coll) == ACIS_FORM_NONBLOCKING)
             return failed(x, MPI_ERR_NO_MEM, "a member had no memory for its data");

@@ -36,6 +36,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,32 +81,35 @@ static uint16_t next_id;
 static void take_off(struct acis_coff *co, struct acis_op **pp, atomic_int *flag)
 {
     struct acis_op *op = *pp;
+    int counted = !acis_comm_lost(co->cs);      /* its segments out count as in flight */
     *pp = op->next;
     for (uint32_t s = 0; s < co->win.size; s++)
         if (co->win.busy[s] && co->win.owner[s] == &op->st) {
             co->win.busy[s] = 0;
             co->win.busy_count--;
+            if (counted)
+                acis_oc.inflight--;
         }
     acis_dev_flush();                   /* its buffers go back to the user */
     atomic_store(flag, 1);
 }
 
 /* The members' packets cannot finish a collective of co (a member lost
- * one it had to keep, or they do not fit: a bug).  Never an abort, never a
+ * one it had to keep, or they do not fit: a bug; or the switch found
+ * them disagreeing, acis_fix_disagreed).  Never an abort, never a
  * hang: the communicator is broken.  Every collective open on it fails
  * with MPI_ERR_INTERN (through its error handler), and so does every later
  * call acis would offload on it; and every member that asks this rank for
  * a packet is told it is gone, so it breaks the communicator the same way
  * at its next collective that needs this rank.  No member goes on in
  * MPICH while another still waits in acis (device lock held). */
-static void give_up(struct acis_coff *co, const char *what)
+static void break_comm(struct acis_coff *co, const char *what)
 {
     struct acis_comm *cs = co->cs;
     if (cs->state != ACIS_CT_READY)
         return;                         /* broken already, or agreed on MPICH */
-    acis_log(0, "recovery after a switch failure: %s; collectives acis would offload on "
-                "this communicator of %d ranks return MPI_ERR_INTERN from now on", what,
-             cs->size);
+    acis_log(0, "%s; collectives acis would offload on this communicator of %d ranks "
+                "return MPI_ERR_INTERN from now on", what, cs->size);
     for (int i = 0; co->fix && i < CASES; i++)
         co->fix->c[i].op = NULL;
     cs->state = ACIS_CT_BROKEN;
@@ -115,7 +119,24 @@ static void give_up(struct acis_coff *co, const char *what)
         take_off(co, &co->ops, &op->failed);
         atomic_store(&op->done, 1);
     }
+}
+
+static void give_up(struct acis_coff *co, const char *what)
+{
+    char why[160];
+    snprintf(why, sizeof why, "recovery after a switch failure: %s", what);
+    break_comm(co, why);
     ACIS_COUNT(recovery_failed, 1);
+}
+
+void acis_fix_disagreed(struct acis_coff *co, const struct acis_hdr *h)
+{
+    char why[200];
+    snprintf(why, sizeof why, "the switch found the members' packets of a segment "
+             "disagreeing (%s, sequence %u, segment %u): do all ranks call the same "
+             "collectives in the same order, with matching counts?",
+             acis_wire_kind_name(ACIS_OPC_KIND(h->opcode)), h->seq, h->seg_index);
+    break_comm(co, why);
 }
 
 static struct acis_fix *fix_of(struct acis_coff *co)

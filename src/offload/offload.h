@@ -145,7 +145,9 @@ struct acis_op {
     atomic_int abandoned;     /* its communicator went to MPICH first: the
                                  call is redone there (fix.c) */
     atomic_int failed;        /* the members could not finish it after a
-                                 switch failure: the call returns an error */
+                                 switch failure, or the switch found their
+                                 packets disagreeing: the call returns an
+                                 error */
     uint8_t stalled;          /* MPIR_CVAR_OFFLOAD_FAULT_STALL_MS was applied */
     uint8_t blocking;         /* its call returns only once it is finished
                                  (blocking, not an early kind), on every
@@ -310,6 +312,13 @@ size_t acis_fix_serve(void *arg, const struct acis_hdr *ask, uint8_t *reply);
 int acis_fix_progress(struct acis_coff *co);
 int acis_fix_input(void);
 void acis_fix_wait(void);
+/* The switch answered a segment of an open collective of co ERROR (the
+ * members' packets of it disagree: an erroneous program): break the
+ * communicator as a recovery that cannot finish does -- every collective
+ * open on it and every later one acis would offload fails with
+ * MPI_ERR_INTERN, on every member, since every member's packet of that
+ * segment is answered so (device lock held). */
+void acis_fix_disagreed(struct acis_coff *co, const struct acis_hdr *h);
 /* Free co's recovery state, if any (device lock held: acis_oc.fixing). */
 void acis_fix_free(struct acis_coff *co);
 /* Redoing nonblocking calls in MPICH after a switch failure (redo.c):

@@ -229,8 +229,10 @@ int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
         s->refused = 1;
         goto answered;
     }
-    if ((h->flags & ACIS_F_ERROR) || s->abstain)
-        return -1;                         /* the switch could not serve it */
+    if (h->flags & ACIS_F_ERROR)
+        return -2;                         /* the switch could not serve it */
+    if (s->abstain)
+        return -1;
     if (!s->dst_len) {                     /* asked nothing (ranges(): rlen 0) */
         if (h->payload_len)
             return -1;

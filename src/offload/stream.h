@@ -163,8 +163,10 @@ int acis_window_resend(struct acis_window *w, uint32_t slot, uint64_t now, uint6
  * data to its place (the answer may cover more of the segment than this
  * member asked: a switch multicasts one range to every member that asked
  * for bytes) and frees the slot.  Returns 0, 1 for a "pending"
- * notice (the switch is alive, the segment waits), or -1 if the packet
- * does not fit what was asked (a duplicate, wrong range...). */
+ * notice (the switch is alive, the segment waits), -2 if the switch
+ * answered the waiting segment ERROR without ABSTAIN (it cannot serve it:
+ * the members' packets of it disagree; the slot is kept), or -1 if the
+ * packet does not fit what was asked (a duplicate, wrong range...). */
 int acis_stream_answer(struct acis_stream *s, struct acis_window *w,
                        const struct acis_hdr *h, const uint8_t *payload);
 

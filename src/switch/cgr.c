@@ -604,6 +604,24 @@ static void pending(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_
     SWC(sw, pending)++;
 }
 
+/* Tell the host on port its packet (h) disagrees with the others of its
+ * segment: an erroneous program (different collectives, or counts that
+ * do not match).  The answer echoes h, so the host takes it as its
+ * segment's (and breaks the communicator) whichever packet came first;
+ * without it the members would be told "pending" forever. */
+static void disagree(struct acis_sw *sw, const struct sw_ct *ct, const struct acis_hdr *h,
+                     uint32_t port)
+{
+    struct acis_hdr r = *h;
+    r.flags = (uint16_t)((h->flags & ACIS_F_ROUND) | ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_ERROR);
+    r.job_key = sw->jobs[ct->job].key;
+    r.src = ACIS_NO_RANK;
+    r.member = 0;
+    r.rx_off = r.rx_len = r.payload_len = 0;
+    r.checksum = 0;
+    sw_emit(sw, &port, 1, &r, NULL, 0);
+}
+
 void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                   const struct acis_hdr *h, const uint8_t *payload)
 {
@@ -648,10 +666,18 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                     u->total != h->total_len || u->round != round ||
                     (sw_rooted(kind) && u->root != h->root))) {
         SWC(sw, drop_mismatch)++;
+        if (host) {
+            u->disagreed = 1;
+            disagree(sw, ct, h, port);
+        }
         return;
     }
     if (u->busy && sw_bit(u->bits, port)) {
         SWC(sw, drop_duplicate)++;              /* say we are alive and waiting */
+        if (u->disagreed && host) {
+            disagree(sw, ct, h, port);
+            return;
+        }
         if (u->up && u->dups++ % ct->nchild == 0)
             send_up(sw, ct, u, h->slot);        /* the parent's answer may be lost:
                                                    once per round of repeats */

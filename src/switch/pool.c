@@ -27,6 +27,7 @@ void sw_use_reset(struct acis_sw *sw, struct sw_use *u)
     u->quick = 0;
     u->have_first = 0;
     u->abstained = 0;
+    u->disagreed = 0;
     u->next = 0;
     memset(u->bits, 0, sw->words * sizeof(uint64_t));
     memset(u->want, 0, sw->words * sizeof(uint64_t));

@@ -150,6 +150,9 @@ struct sw_use {
     uint8_t want_any;        /* some child asked for bytes back */
     uint8_t quick;           /* a reduction in any order, or a barrier: the
                                 next pieces may take quick.c's path */
+    uint8_t disagreed;       /* a host's packet of this segment did not match
+                                it: every host is answered ERROR (never
+                                completes; the members break the row) */
     uint32_t dups;           /* repeats from children while up */
     uint32_t placed;         /* gather-type: bytes placed by hosts */
     uint32_t lo, hi;         /* gather-type: the span of bytes placed */

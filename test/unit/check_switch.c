@@ -696,6 +696,12 @@ START_TEST(drops)
             free(p.data);
             ck_assert(sim_pop(S, h, &p));
             ck_assert_int_eq(acis_wire_decode(p.data, p.len, 8192, &hd), ACIS_WERR_OK);
+        } else if (h == 1) {                        /* its other op was refused */
+            ck_assert_uint_eq(hd.flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN), ACIS_F_ERROR);
+            ck_assert_uint_eq(hd.op, ACIS_OP_MAX);
+            free(p.data);
+            ck_assert(sim_pop(S, h, &p));
+            ck_assert_int_eq(acis_wire_decode(p.data, p.len, 8192, &hd), ACIS_WERR_OK);
         }
         ck_assert_int_eq(acis_get32(p.data + ACIS_HDR_LEN + 12), 12);   /* 4 * 3 */
         free(p.data);
@@ -881,6 +887,66 @@ static uint64_t ctr(struct sim *s, enum acis_switch_counter k)
     sim_counters(s);
     return s->c[k];
 }
+
+/* Members whose packets of a segment disagree (counts that differ: an
+ * erroneous program) are each answered ERROR, the answer echoing the
+ * packet so that its host takes it for its segment's (acis_stream_answer
+ * says -2, the slot kept): the one that did not match at once, the ones
+ * the segment holds when they repeat theirs.  Before, the first got
+ * nothing and the others "pending" for as long as they repeated, so
+ * nobody ever timed out: the job hung. */
+START_TEST(disagreeing_members)
+{
+    struct sim_comm *c = world(2);
+    enum { N = 4 };
+    int32_t a[2 * N] = { 1, 2, 3, 4, 5, 6, 7, 8 }, res[2 * N];
+    struct acis_window w[2];
+    struct acis_stream st[2];
+    uint8_t pkt[2][ACIS_HDR_LEN + sizeof a];
+    size_t len[2];
+    for (int m = 0; m < 2; m++) {                   /* member 1 reduces twice the count */
+        st[m] = (struct acis_stream){ .kind = ACIS_K_ALLREDUCE, .op = ACIS_OP_SUM,
+                                      .dtype = ACIS_DT_I32, .ctx = c->ctx, .seq = c->seq + 1,
+                                      .src = (uint32_t)c->host[m], .member = (uint32_t)m,
+                                      .job_key = KEY, .total = 4u * N * (m + 1),
+                                      .seg_bytes = 1024, .src_buf = (const uint8_t *)a,
+                                      .src_len = 4u * N * (m + 1), .dst_buf = (uint8_t *)res,
+                                      .dst_len = 4u * N * (m + 1) };
+        acis_window_init(&w[m], c->window);
+        w[m].next_pos = c->win[m].next_pos;
+        acis_stream_start(&st[m], &w[m]);
+        const uint8_t *pl;
+        uint32_t n;
+        acis_stream_next(&st[m], &w[m], pkt[m], &pl, &n, sim_now());
+        memcpy(pkt[m] + ACIS_HDR_LEN, pl, n);
+        acis_hdr_seal(pkt[m], pkt[m] + ACIS_HDR_LEN, n);
+        len[m] = ACIS_HDR_LEN + n;
+    }
+    uint64_t before = ctr(S, ACIS_SWC_drop_mismatch);
+    sim_send_raw(S, c->host[0], pkt[0], len[0]);
+    sim_send_raw(S, c->host[1], pkt[1], len[1]);   /* does not match member 0's */
+    ck_assert_uint_eq(ctr(S, ACIS_SWC_drop_mismatch), before + 1);
+    ck_assert_int_eq(answer_of(S, c->host[0]), -1); /* member 0 still waits */
+    sim_send_raw(S, c->host[0], pkt[0], len[0]);   /* and repeats its packet */
+    for (int m = 0; m < 2; m++) {
+        struct sim_pkt p;
+        struct acis_hdr h;
+        ck_assert(sim_pop(S, c->host[m], &p));
+        ck_assert_int_eq(acis_wire_decode(p.data, p.len, ACIS_MAX_PAYLOAD, &h), ACIS_WERR_OK);
+        ck_assert_uint_eq(h.flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN | ACIS_F_PENDING),
+                          ACIS_F_ERROR);
+        ck_assert_uint_eq(h.total_len, st[m].total);   /* its own packet's */
+        ck_assert_int_eq(acis_stream_answer(&st[m], &w[m], &h, p.data + ACIS_HDR_LEN), -2);
+        ck_assert_int_eq(acis_stream_has(&st[m], &w[m], 0), 0);   /* the slot is kept */
+        h.flags |= ACIS_F_ABSTAIN;                     /* an abstention answers it */
+        ck_assert_int_eq(acis_stream_answer(&st[m], &w[m], &h, NULL), 0);
+        ck_assert(st[m].refused);
+        free(p.data);
+        acis_window_free(&w[m]);
+    }
+    comm_free(c);
+}
+END_TEST
 
 /* Unsealed packets by port (docs/protocol.md, Unsealed packets): taken
  * only from a host on loopback whose HELLO offered them, on the quick
@@ -1354,6 +1420,7 @@ int main(void)
     tcase_add_test(big, several_comms_at_once);
     tcase_add_test(big, every_kind);
     tcase_add_test(big, drops);
+    tcase_add_test(big, disagreeing_members);
     tcase_add_test(big, gather_range);
     tcase_add_test(big, own_blocks);
     tcase_add_test(big, own_block_only_root);
