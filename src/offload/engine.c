@@ -102,8 +102,10 @@ static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
     int rc = op ? acis_take_answer(co, op, h, payload) : -1;
     if (rc == 0)
         acis_oc.inflight--;
-    else if (rc == -2)
-        acis_fix_disagreed(co, h);            /* never answered: no hang, an error */
+    else if (rc == -2) {                      /* never answered: no hang, an error */
+        acis_fix_disagreed(co, h);
+        acis_early_fail(co);
+    }
     else if (rc < 0)
         ACIS_COUNT(packets_dropped, 1);       /* a repeat, or stale */
 }

@@ -269,7 +269,8 @@ static int software_or_broken(struct acis_exec *x)
 {
     if (x->c.cs->state != ACIS_CT_BROKEN)
         return ACIS_OP_SOFTWARE;
-    return failed(x, MPI_ERR_INTERN, "its communicator broke after a switch failure");
+    return failed(x, MPI_ERR_INTERN, "its communicator is broken (why was said when it "
+                                     "broke)");
 }
 
 /* What starting a phase returned, made final: software (what is held

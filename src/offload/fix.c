@@ -95,25 +95,28 @@ static void take_off(struct acis_coff *co, struct acis_op **pp, atomic_int *flag
 }
 
 /* The members' packets cannot finish a collective of co (a member lost
- * one it had to keep, or they do not fit: a bug; or the switch found
- * them disagreeing, acis_fix_disagreed).  Never an abort, never a
- * hang: the communicator is broken.  Every collective open on it fails
- * with MPI_ERR_INTERN (through its error handler), and so does every later
- * call acis would offload on it; and every member that asks this rank for
- * a packet is told it is gone, so it breaks the communicator the same way
- * at its next collective that needs this rank.  No member goes on in
- * MPICH while another still waits in acis (device lock held). */
-static void break_comm(struct acis_coff *co, const char *what)
+ * one it had to keep, or they do not fit: a bug; or the switch found them
+ * disagreeing).  Never an abort, never a hang: the communicator is
+ * broken.  Every collective open on it fails with MPI_ERR_INTERN (through
+ * its error handler), and so does every later call acis would offload on
+ * it; and every member that asks this rank for a packet is told it is
+ * gone, so it breaks the communicator the same way at its next collective
+ * that needs this rank.  No member goes on in MPICH while another still
+ * waits in acis (device lock held). */
+void acis_fix_break(struct acis_coff *co, const char *what)
 {
     struct acis_comm *cs = co->cs;
-    if (cs->state != ACIS_CT_READY)
-        return;                         /* broken already, or agreed on MPICH */
-    acis_log(0, "%s; collectives acis would offload on this communicator of %d ranks "
-                "return MPI_ERR_INTERN from now on", what, cs->size);
+    if (cs->state == ACIS_CT_READY) {
+        if (what)
+            acis_log(0, "%s; collectives acis would offload on this communicator of %d "
+                        "ranks return MPI_ERR_INTERN from now on", what, cs->size);
+        cs->state = ACIS_CT_BROKEN;
+        cs->refused = ACIS_REASON_BROKEN;
+    }
+    if (cs->state != ACIS_CT_BROKEN)
+        return;                         /* agreed on MPICH */
     for (int i = 0; co->fix && i < CASES; i++)
         co->fix->c[i].op = NULL;
-    cs->state = ACIS_CT_BROKEN;
-    cs->refused = ACIS_REASON_BROKEN;
     while (co->ops) {
         struct acis_op *op = co->ops;
         take_off(co, &co->ops, &op->failed);
@@ -124,8 +127,10 @@ static void break_comm(struct acis_coff *co, const char *what)
 static void give_up(struct acis_coff *co, const char *what)
 {
     char why[160];
+    if (co->cs->state != ACIS_CT_READY)
+        return;                         /* broken already, or agreed on MPICH */
     snprintf(why, sizeof why, "recovery after a switch failure: %s", what);
-    break_comm(co, why);
+    acis_fix_break(co, why);
     ACIS_COUNT(recovery_failed, 1);
 }
 
@@ -136,7 +141,7 @@ void acis_fix_disagreed(struct acis_coff *co, const struct acis_hdr *h)
              "disagreeing (%s, sequence %u, segment %u): do all ranks call the same "
              "collectives in the same order, with matching counts?",
              acis_wire_kind_name(ACIS_OPC_KIND(h->opcode)), h->seq, h->seg_index);
-    break_comm(co, why);
+    acis_fix_break(co, why);
 }
 
 static struct acis_fix *fix_of(struct acis_coff *co)

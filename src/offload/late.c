@@ -14,6 +14,7 @@
  * every member, the communicator stays). */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,14 +55,13 @@ static int take(struct acis_coff *co, struct acis_early *e)
                                                      communicator stays */
     if (rc != 0 || e->st.refused) {
         acis_stream_release(&e->st, &co->win, 0);
-        struct acis_comm *cs = co->cs;
-        if (!abstained && cs->state == ACIS_CT_READY) {
-            cs->state = ACIS_CT_BROKEN;
-            cs->refused = ACIS_REASON_BROKEN;
-            acis_log(0, "the switch refused a %s this rank had %s: the members called "
-                        "different collectives; collectives on this communicator fail "
-                        "from now on", acis_wire_kind_name(e->st.kind),
+        if (!abstained) {               /* and what is open on it fails */
+            char why[120];
+            snprintf(why, sizeof why, "the switch refused a %s this rank had %s: the "
+                     "members called different collectives", acis_wire_kind_name(e->st.kind),
                      q ? "started" : "returned from");
+            acis_fix_break(co, why);
+            acis_early_fail(co);
         }
     }
     if (q && q->orphan)                 /* its request was freed (nbc.c) */
@@ -71,6 +71,23 @@ static int take(struct acis_coff *co, struct acis_early *e)
     e->req = NULL;
     co->nearly--;
     return 1;
+}
+
+void acis_early_fail(struct acis_coff *co)
+{
+    for (uint32_t slot = 0; co->nearly && co->early && slot < co->win.size; slot++) {
+        struct acis_early *e = &co->early[slot];
+        struct acis_early_req *q = e->req;
+        if (!q || !out(co, e))
+            continue;                   /* a blocking call's: nobody waits for it */
+        acis_stream_release(&e->st, &co->win, 0);
+        if (q->orphan)
+            free(q);
+        else
+            acis_early_req_answered(q, &e->st, 1);
+        e->req = NULL;
+        co->nearly--;
+    }
 }
 
 int acis_early_holds_next(struct acis_coff *co)

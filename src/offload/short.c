@@ -326,13 +326,12 @@ refused:
      * disagree: they called different collectives (the channel said
      * which).  The engine would wait forever; here the communicator
      * breaks on this rank (the switch's slot is out of step now) and the
-     * call fails, as every later one acis would offload on it. */
+     * call fails, as every later one acis would offload on it and every
+     * one open on it. */
     acis_dev_lock();
     acis_stream_release(st, &co->win, 0);
-    if (cs->state == ACIS_CT_READY) {
-        cs->state = ACIS_CT_BROKEN;
-        cs->refused = ACIS_REASON_BROKEN;
-    }
+    acis_fix_break(co, NULL);
+    acis_early_fail(co);
     acis_dev_unlock();
     *rc = acis_raise(a->comm, MPI_ERR_INTERN);
     return 1;

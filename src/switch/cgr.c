@@ -244,11 +244,13 @@ static void emit_range(struct acis_sw *sw, const struct sw_ct *ct, const struct 
 }
 
 /* A member abstained (or the pieces did not tile): everyone (or the one
- * port given) hears so, without data. */
+ * port given) hears so, without data; or the parent said the members
+ * disagree: ERROR alone. */
 static void emit_abstained(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
                            uint32_t slot, const uint32_t *ports, uint32_t n)
 {
-    emit_range(sw, ct, u, slot, ports, n, u->buf, 0, 0, ACIS_F_ERROR | ACIS_F_ABSTAIN);
+    emit_range(sw, ct, u, slot, ports, n, u->buf, 0, 0,
+               ACIS_F_ERROR | (u->disagreed ? 0 : ACIS_F_ABSTAIN));
 }
 
 /* Did every child of ct ask for bytes back? */
@@ -432,6 +434,24 @@ static void send_up(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u
         sw->asked_ns = acis_now_ns();           /* silence counts from here */
 }
 
+/* Below the top of a tree: tell the parent the segment's members here
+ * disagree (ERROR, no data), so that it answers every other child ERROR
+ * too (sw_cgr_input) -- this segment never goes up complete.  Sent again
+ * with every refusal here, as the members repeat, so one lost is not the
+ * last. */
+static void disagree_up(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_use *u,
+                        uint32_t slot)
+{
+    if (!sw->up)
+        return;
+    struct acis_hdr r;
+    result_header(sw, ct, u, slot, &r);
+    r.flags |= ACIS_F_ERROR;
+    r.seg_offset = u->base;
+    uint32_t port = ACIS_PORT_UPLINK;
+    sw_emit(sw, &port, 1, &r, NULL, 0);
+}
+
 /* Every child is in: answer them, or (below the top of the tree) send the
  * combined segment up and answer when the parent does. */
 void sw_cgr_complete(struct acis_sw *sw, struct sw_ct *ct, struct sw_slot *s, uint32_t slot)
@@ -464,6 +484,7 @@ void sw_cgr_down(struct acis_sw *sw, struct sw_ct *ct, const struct acis_hdr *h,
         return;                                  /* the parent is alive */
     if (h->flags & ACIS_F_ERROR) {
         u->abstained = 1;
+        u->disagreed |= !(h->flags & ACIS_F_ABSTAIN);  /* the parent's disagree() */
         sw_hold_drop(sw, u);
     } else if (h->rx_off > u->up_off || h->rx_off + h->rx_len < u->up_off + u->up_len ||
                h->payload_len != h->rx_len || (uint64_t)h->rx_off + h->rx_len > u->len) {
@@ -604,11 +625,13 @@ static void pending(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_
     SWC(sw, pending)++;
 }
 
-/* Tell the host on port its packet (h) disagrees with the others of its
- * segment: an erroneous program (different collectives, or counts that
- * do not match).  The answer echoes h, so the host takes it as its
- * segment's (and breaks the communicator) whichever packet came first;
- * without it the members would be told "pending" forever. */
+/* Tell the child on port (a host, or a switch below) its packet (h)
+ * disagrees with the others of its segment: an erroneous program
+ * (different collectives, or counts that do not match).  The answer
+ * echoes h, so the child takes it as its segment's whichever packet came
+ * first -- a host breaks the communicator, a switch below answers every
+ * child of its own so (sw_cgr_down); without it the members would be
+ * told "pending" forever. */
 static void disagree(struct acis_sw *sw, const struct sw_ct *ct, const struct acis_hdr *h,
                      uint32_t port)
 {
@@ -666,16 +689,23 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                     u->total != h->total_len || u->round != round ||
                     (sw_rooted(kind) && u->root != h->root))) {
         SWC(sw, drop_mismatch)++;
-        if (host) {
-            u->disagreed = 1;
-            disagree(sw, ct, h, port);
-        }
+        u->disagreed = 1;
+        disagree(sw, ct, h, port);
+        disagree_up(sw, ct, u, h->slot);
+        return;
+    }
+    if (!host && (h->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR) {
+        if (!u->busy)                            /* a switch below: its members */
+            start_use(sw, ct, s, h, base, len);  /* disagree (disagree_up) */
+        u->disagreed = 1;
+        disagree_up(sw, ct, u, h->slot);
         return;
     }
     if (u->busy && sw_bit(u->bits, port)) {
         SWC(sw, drop_duplicate)++;              /* say we are alive and waiting */
-        if (u->disagreed && host) {
+        if (u->disagreed) {
             disagree(sw, ct, h, port);
+            disagree_up(sw, ct, u, h->slot);
             return;
         }
         if (u->up && u->dups++ % ct->nchild == 0)

@@ -6,7 +6,10 @@
  * segment disagreeing; every member must return an error -- from the call
  * itself, or (a root that returned early from a one-segment call) from
  * the next -- and a barrier on that communicator after it must fail on
- * every member: it is broken.  Nothing may hang: before, a call of
+ * every member: it is broken.  The last two cases return early from
+ * calls that disagree (on shm) and then start a nonblocking call of
+ * several segments: its wait must fail, not hang, whether the members'
+ * packets of it disagree too or one member never sends them.  Nothing may hang: before, a call of
  * several segments waited forever (shm) or for the silence timeout, or
  * forever, while the switch told its members "pending" (udp).  After all
  * cases MPI_COMM_WORLD must still offload an allreduce and get MPICH's
@@ -22,14 +25,17 @@
 
 enum { WIDE = 20000,          /* ints per block: several segments */
        NARROW = 6000,         /* the root's 48 000 bytes fit one, 96 000 do not */
-       CASES = 5 };
+       CASES = 7 };
 
 static int rank, size, failures;
 static const char *names[CASES] = { "scatter, leaves give room for two blocks",
                                     "scatter, one segment at the root, two at the leaves",
                                     "bcast on rank 0, allreduce on the others",
                                     "allreduce, rank 0 reduces half the count",
-                                    "iallreduce, rank 0 reduces half the count" };
+                                    "iallreduce, rank 0 reduces half the count",
+                                    "early bcast beside early gathers, then iallreduces "
+                                    "of different counts",
+                                    "early bcast beside allreduces, then iallreduces" };
 
 static void check(int ok, const char *what, int c)
 {
@@ -54,11 +60,21 @@ static int wrong_call(int c, MPI_Comm comm, int *s, int *r)
                          : MPI_Allreduce(s, r, WIDE, MPI_INT, MPI_SUM, comm);
     case 3:
         return MPI_Allreduce(s, r, half, MPI_INT, MPI_SUM, comm);
-    default: {
-        int rc = MPI_Iallreduce(s, r, half, MPI_INT, MPI_SUM, comm, &req);
-        return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
+    case 4:
+        break;
+    default: {                  /* one-int calls that return early on shm, then
+                                   an iallreduce of several segments */
+        int rc = rank == 0 ? MPI_Bcast(s, 1, MPI_INT, 0, comm)
+                 : c == 5  ? MPI_Gather(s, 1, MPI_INT, r, 1, MPI_INT, 0, comm)
+                           : MPI_Allreduce(s, r, 1, MPI_INT, MPI_SUM, comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (c == 6)
+            half = WIDE;
     }
     }
+    int rc = MPI_Iallreduce(s, r, half, MPI_INT, MPI_SUM, comm, &req);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 static unsigned long long offloaded(acis_coll_t coll)
@@ -95,7 +111,8 @@ int main(int argc, char **argv)
         PMPI_Allreduce(&err1, &all1, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         PMPI_Allreduce(&err2, &all2, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         /* in case 1 the root may return early; everywhere else every
-           member's call of several segments fails itself */
+           member's call of several segments fails itself (in cases 5 and
+           6 one of the calls in the sequence) */
         if (c != 1 || rank != size - 1)
             check(err1, "the erroneous call returned MPI_SUCCESS", c);
         check(all2, "the barrier after it succeeded on some member", c);

@@ -12,7 +12,8 @@
 # alike; the spine, then a leaf, killed in the middle of a run
 # (switch_kill.c: the members finish what was in flight, results right,
 # no hang); ranks that disagree on auto; and a job the top refuses, whose
-# hosts on the leaf must hear why.
+# hosts on the leaf must hear why; members whose calls do not match must
+# all get errors.
 # (About 90 s: three fabrics of daemons, 4-rank jobs on each, one lossy.)
 . "${top_srcdir:-.}/test/mpi/common.sh"
 
@@ -80,6 +81,24 @@ done
 idle "$TMPD/spine"
 echo "ok: fat tree, $(val segments "$TMPD/spine") segments at the spine," \
      "$(val link_up "$TMPD/leaf0") and $(val link_up "$TMPD/leaf1") sent up by the leaves"
+
+note "fat tree: members whose calls do not match (disagree.c) get errors, no hang"
+# the spine answers a leaf whose segment does not match ERROR, and the
+# leaf its hosts (protocol.md, Members that disagree); before, ranks on
+# the other leaf heard "pending" forever
+spec=""
+for a in "$leaf0" "$leaf0" "$leaf1" "$leaf1"; do
+    spec="$spec${spec:+ : }-n 1 env MPIR_CVAR_OFFLOAD=on MPIR_CVAR_OFFLOAD_SWITCH=$a"
+    spec="$spec $TESTS_DIR/disagree"
+done
+# shellcheck disable=SC2086
+timeout -k 10 120 "$MPIEXEC" $spec 2>"$TMPD/dis.err" >"$TMPD/dis.out" ||
+    { tail -20 "$TMPD/dis.err"; fail "disagreeing members on the fat tree"; }
+grep -q "recovery after a switch failure" "$TMPD/dis.err" &&
+    fail "a member took the disagreement for a switch failure"
+for a in "$spine" "$leaf0" "$leaf1"; do
+    idle_soon "$a"
+done
 
 note "two jobs at once on the fat tree, each rank 0 on leaf 0 and rank 1 on leaf 1"
 before=$(val tables_created "$TMPD/spine")
