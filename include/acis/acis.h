@@ -101,6 +101,10 @@ struct acis_host_stats {
                                               run from what an earlier call of
                                               the same shape prepared, past
                                               selection (the quick path) */
+    uint64_t home_answers;                 /* answers the UDP switch this process
+                                              hosts handed it in place, not as
+                                              datagrams (counted in
+                                              packets_received too) */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

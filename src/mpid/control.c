@@ -167,8 +167,10 @@ int acis_dev_open(int chan, const char *addr, uint64_t key, uint32_t rank, uint3
         snprintf(why, whylen, "cannot attach to switch port %u", acis_dev.info.port);
         goto fail;
     }
-    if (acis_dev.embedded)
+    if (acis_dev.embedded) {
         acis_udpsw_set_home(acis_dev.embedded, acis_dev.info.port);
+        acis_dev_home_answers(&acis_dev);
+    }
     uint32_t most = acis_dev.ops->max_packet ? acis_dev.ops->max_packet(acis_dev.ch) : 0;
     if (most && ACIS_HDR_LEN + acis_dev.info.max_payload > most) {
         snprintf(why, whylen, "the switch's %u-byte packets do not fit this channel's %u "

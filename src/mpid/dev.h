@@ -62,8 +62,10 @@ struct acis_dev_ctx {
     uint8_t *rx[ACIS_RX_BATCH];
     struct acis_chan_from rx_from[ACIS_RX_BATCH];
     size_t rx_cap;
-    /* embedded switch */
+    /* embedded switch; answers it handed us in place (device.c:
+       home_answer) during the current poll */
     struct acis_udpsw *embedded;
+    int home_got;
     /* MPI_THREAD_MULTIPLE */
     int threaded;
     pthread_mutex_t lock;
@@ -93,5 +95,9 @@ struct acis_dev_ctl *acis_dev_ctl_waiting(struct acis_dev_ctx *d, unsigned kind,
 
 /* Receive and handle what d's channel holds: packets taken, or -1. */
 int acis_dev_poll_ctx(struct acis_dev_ctx *d);
+
+/* Once d joined the switch it hosts: take that switch's answers to d's
+ * port in place while polling (acis_udpsw_set_home_answers). */
+void acis_dev_home_answers(struct acis_dev_ctx *d);
 
 #endif

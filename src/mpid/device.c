@@ -212,12 +212,46 @@ static void deliver_direct(void *arg, const struct acis_hdr *h, const uint8_t *p
         d->deliver(d->deliver_arg, h, payload);
 }
 
+/* The switch we host hands us its answer to our port in place, while we
+ * drive it from acis_dev_poll_ctx (device lock held): a data answer is
+ * taken as handle() takes a datagram but for the checks a datagram needs
+ * (it never left this process); anything else goes out as a datagram. */
+static int home_answer(void *arg, const uint8_t *hdr, const uint8_t *payload, size_t len)
+{
+    struct acis_dev_ctx *d = arg;
+    struct acis_hdr h;
+    acis_hdr_decode(hdr, &h);
+    if (ACIS_OPC_KIND(h.opcode) >= ACIS_K_HELLO || !(h.flags & ACIS_F_RESULT) ||
+        h.job_key != d->key || h.payload_len != len)
+        return 0;
+    ACIS_COUNT(packets_received, 1);
+    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + len);
+    ACIS_COUNT(home_answers, 1);
+    d->home_got++;
+    if ((h.flags & ACIS_F_UNSEALED) && !h.checksum &&
+        !atomic_load_explicit(&d->unseal, memory_order_relaxed))
+        atomic_store_explicit(&d->unseal, 1, memory_order_relaxed);   /* the switch agreed */
+    atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&d->asked_ns, 0, memory_order_relaxed);
+    if (d->deliver)
+        d->deliver(d->deliver_arg, &h, payload);
+    return 1;
+}
+
+void acis_dev_home_answers(struct acis_dev_ctx *d)
+{
+    acis_udpsw_set_home_answers(d->embedded, home_answer, d);
+}
+
 int acis_dev_poll_ctx(struct acis_dev_ctx *d)
 {
     size_t lens[ACIS_RX_BATCH];
     int total = 0, n;
-    if (d->embedded)
-        acis_udpsw_drive(d->embedded);           /* serve the switch we host */
+    if (d->embedded) {                           /* serve the switch we host */
+        d->home_got = 0;
+        acis_udpsw_drive_home(d->embedded);
+        total = d->home_got;                     /* its answers to us, in place */
+    }
     if (d->fault.nheld)
         acis_fault_flush(&d->fault, fault_sink, d, acis_now_ns());
     do {

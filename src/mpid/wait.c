@@ -115,7 +115,11 @@ int acis_dev_sleep(int ms)
     if (acis_dev.embedded) {                     /* sleep on our socket and the switch's */
         struct pollfd pf[2] = { { acis_dev.ops->fd(acis_dev.ch), POLLIN, 0 },
                                 { acis_udpsw_fd(acis_dev.embedded), POLLIN, 0 } };
-        acis_udpsw_drive(acis_dev.embedded);     /* keep its thread parked */
+        acis_dev_lock();                         /* its answers to us come in place */
+        int got = acis_dev_poll_ctx(&acis_dev);  /* (and it keeps its thread parked) */
+        acis_dev_unlock();
+        if (got != 0)
+            return got < 0 ? -1 : 0;             /* something came: no sleep */
         return poll(pf, 2, ms) < 0 && errno != EINTR ? -1 : 0;
     }
     if (acis_dev.ops->wait_on) {                 /* its wait reads what others change */

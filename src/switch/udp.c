@@ -87,6 +87,9 @@ struct acis_udpsw {
     pthread_mutex_t core_lock;    /* the thread or a driver, not both */
     _Atomic uint64_t last_drive;  /* when a driver last polled us */
     uint32_t home;                /* the hosting process's port (SW_NONE) */
+    acis_udpsw_home_fn home_fn;   /* its answers in place (acis_udpsw_drive_home) */
+    void *home_arg;
+    int home_now;                 /* a drive_home's drain runs (core_lock held) */
     atomic_int others;            /* rows without it (after each control packet) */
     struct acis_fault fault;      /* injected on port sends (tests) */
 };
@@ -222,23 +225,53 @@ static void fault_sink(void *ctx, uint32_t port, const void *buf, size_t len)
     send_batch(ctx, &port, 1, &iov, 1);
 }
 
-/* Multicast on UDP: the same datagram once per member port. */
+/* Datagrams to ports[0..n): short ones kept for the batch's end. */
+static void send_out(struct udp_lane *l, const uint32_t *ports, uint32_t n,
+                     const struct iovec *iov, int iovcnt)
+{
+    size_t len = 0;
+    if (!n)
+        return;
+    for (int j = 0; j < iovcnt; j++)
+        len += iov[j].iov_len;
+    if (l->deferring && len <= ACIS_HDR_LEN + SHORT) {
+        shorts_add(l, ports, n, iov, iovcnt);
+        return;
+    }
+    if (l->nshort)
+        shorts_flush(l);                       /* in order */
+    send_batch(l, ports, n, iov, iovcnt);
+}
+
+/* Where the home port is in ports[0..n), if a drive_home runs and the
+ * hosting process takes this answer in place (it then has it): else n. */
+static uint32_t home_took(const struct acis_udpsw *u, const uint32_t *ports, uint32_t n,
+                          const struct iovec *iov, int iovcnt)
+{
+    if (!u->home_now || iovcnt > 2 || iov[0].iov_len != ACIS_HDR_LEN)
+        return n;
+    uint32_t i = 0;
+    while (i < n && ports[i] != u->home)
+        i++;
+    if (i == n || !u->home_fn(u->home_arg, iov[0].iov_base,
+                              iovcnt > 1 ? iov[1].iov_base : NULL,
+                              iovcnt > 1 ? iov[1].iov_len : 0))
+        return n;
+    return i;
+}
+
+/* Multicast on UDP: the same datagram once per member port (the hosting
+ * process's in place, when it can take it). */
 static void send_ports(void *ctx, const uint32_t *ports, uint32_t n,
                        const struct iovec *iov, int iovcnt)
 {
     struct udp_lane *l = ctx;
     struct acis_udpsw *u = l->u;
     if (!u->fault.active) {                    /* with workers, never active */
-        size_t len = 0;
-        for (int j = 0; j < iovcnt; j++)
-            len += iov[j].iov_len;
-        if (l->deferring && len <= ACIS_HDR_LEN + SHORT) {
-            shorts_add(l, ports, n, iov, iovcnt);
-            return;
-        }
-        if (l->nshort)
-            shorts_flush(l);                   /* in order */
-        send_batch(l, ports, n, iov, iovcnt);
+        uint32_t h = home_took(u, ports, n, iov, iovcnt);
+        send_out(l, ports, h, iov, iovcnt);
+        if (h < n)
+            send_out(l, ports + h + 1, n - h - 1, iov, iovcnt);
         return;
     }
     uint8_t flat[ACIS_FAULT_MAX_PACKET];
@@ -640,6 +673,27 @@ int acis_udpsw_drive(struct acis_udpsw *u)
         return 0;                                /* the thread is at it */
     int got = drain(&u->lanes[0]);
     tick(u);
+    pthread_mutex_unlock(&u->core_lock);
+    return got;
+}
+
+void acis_udpsw_set_home_answers(struct acis_udpsw *u, acis_udpsw_home_fn fn, void *arg)
+{
+    pthread_mutex_lock(&u->core_lock);
+    u->home_fn = fn;
+    u->home_arg = arg;
+    pthread_mutex_unlock(&u->core_lock);
+}
+
+int acis_udpsw_drive_home(struct acis_udpsw *u)
+{
+    atomic_store(&u->last_drive, acis_now_ns());
+    if (pthread_mutex_trylock(&u->core_lock) != 0)
+        return 0;                                /* the thread is at it */
+    u->home_now = u->home_fn && u->home != SW_NONE;
+    int got = drain(&u->lanes[0]);
+    tick(u);
+    u->home_now = 0;
     pthread_mutex_unlock(&u->core_lock);
     return got;
 }

@@ -48,6 +48,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->packets_foreign = LOAD(h->packets_foreign);
     out->persistent_starts = LOAD(h->persistent_starts);
     out->quick_path = LOAD(h->quick_path);
+    out->home_answers = LOAD(h->home_answers);
 }
 
 void acis_stats_zero(void)
@@ -73,4 +74,5 @@ void acis_stats_zero(void)
     atomic_store(&h->packets_foreign, 0);
     atomic_store(&h->persistent_starts, 0);
     atomic_store(&h->quick_path, 0);
+    atomic_store(&h->home_answers, 0);
 }
