@@ -944,6 +944,27 @@ START_TEST(disagreeing_members)
         free(p.data);
         acis_window_free(&w[m]);
     }
+    /* ERROR on a host's packet is not a disagreement (only a switch
+     * below says so): it is taken as a piece (the next slot's use) */
+    _Alignas(16) uint8_t pk[ACIS_HDR_LEN + 4 * N];
+    for (int m = 0; m < 2; m++) {
+        size_t n = sim_piece(pk, S, c, m, 1, ACIS_DT_I32, a, N);
+        if (m == 1) {
+            acis_put16(pk + 8, (uint16_t)(acis_get16(pk + 8) | ACIS_F_ERROR));
+            acis_hdr_seal(pk, pk + ACIS_HDR_LEN, 4 * N);
+        }
+        sim_send_raw(S, c->host[m], pk, n);
+    }
+    for (int m = 0; m < 2; m++) {
+        struct sim_pkt p;
+        struct acis_hdr h;
+        ck_assert(sim_pop(S, c->host[m], &p));
+        ck_assert_int_eq(acis_wire_decode(p.data, p.len, ACIS_MAX_PAYLOAD, &h), ACIS_WERR_OK);
+        ck_assert_uint_eq(h.flags & ACIS_F_ERROR, 0);
+        ck_assert_uint_eq(h.payload_len, 4 * N);
+        ck_assert_int_eq((int32_t)acis_get32(p.data + ACIS_HDR_LEN + 4), 2 * a[1]);
+        free(p.data);
+    }
     comm_free(c);
 }
 END_TEST
