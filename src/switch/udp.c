@@ -135,6 +135,9 @@ static void port_close(void *ctx, uint32_t port)
 {
     struct udp_lane *l = ctx;
     sw_addrmap_del(&l->u->map, port);
+    if (port == l->u->home)
+        l->u->home = SW_NONE;           /* a rejoin sets it again: nothing for
+                                           a port reused meanwhile is ours */
 }
 
 /* Where port's datagrams go (the parent for the uplink); NULL if it has
