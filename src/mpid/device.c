@@ -249,7 +249,7 @@ int acis_dev_poll_ctx(struct acis_dev_ctx *d)
     int total = 0, n;
     if (d->embedded) {                           /* serve the switch we host */
         d->home_got = 0;
-        acis_udpsw_drive_home(d->embedded);
+        acis_udpsw_drive(d->embedded);
         total = d->home_got;                     /* its answers to us, in place */
     }
     if (d->fault.nheld)

@@ -150,9 +150,11 @@ struct sw_use {
     uint8_t want_any;        /* some child asked for bytes back */
     uint8_t quick;           /* a reduction in any order, or a barrier: the
                                 next pieces may take quick.c's path */
-    uint8_t disagreed;       /* a host's packet of this segment did not match
-                                it: every host is answered ERROR (never
-                                completes; the members break the row) */
+    uint8_t disagreed;       /* a child's packet of this segment did not
+                                match it, or a switch below said its members
+                                disagree: every child's repeat is answered
+                                ERROR and it never completes; with abstained,
+                                the parent said so: ERROR alone goes down */
     uint32_t dups;           /* repeats from children while up */
     uint32_t placed;         /* gather-type: bytes placed by hosts */
     uint32_t lo, hi;         /* gather-type: the span of bytes placed */

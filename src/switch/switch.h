@@ -283,7 +283,9 @@ int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin);
  * acis_udpsw_drive() in its wait loop (and may sleep in poll() on
  * acis_udpsw_fd()); the serving thread then stays parked until nobody
  * has driven for a couple of milliseconds, so a collective costs no
- * thread wake-up. */
+ * thread wake-up.  While a driver drives, the answers to the home port
+ * go to the home function (below), in the driver's thread: it must hold
+ * what that function needs. */
 int acis_udpsw_start(struct acis_udpsw *u, int spin);
 void acis_udpsw_stop(struct acis_udpsw *u);
 int acis_udpsw_drive(struct acis_udpsw *u);
@@ -293,17 +295,15 @@ void acis_udpsw_release(struct acis_udpsw *u);
  * members need the switch while that process is away from acis). */
 void acis_udpsw_set_home(struct acis_udpsw *u, uint32_t port);
 int acis_udpsw_serves_others(const struct acis_udpsw *u);
-/* The hosting process's answers in place: while a driver of the hosting
- * process runs acis_udpsw_drive_home() (holding what fn needs: the
- * device's lock), each answer the switch sends to the home port (header
- * bytes, payload) goes to fn first; fn returns 1 if it took it, 0 to have
- * it sent as a datagram.  Not with an injector of faults on the ports.
- * Saves the answer's two system calls and two kernel copies on the
- * hosting process's core.  Set once, after acis_udpsw_set_home. */
+/* The hosting process's answers in place: while it drives the switch
+ * (acis_udpsw_drive), each answer the switch sends to the home port
+ * (header bytes, payload) goes to fn first; fn returns 1 if it took it, 0
+ * to have it sent as a datagram.  Not with an injector of faults on the
+ * ports.  Saves the answer's two system calls and two kernel copies on
+ * the hosting process's core.  Set once, after acis_udpsw_set_home. */
 typedef int (*acis_udpsw_home_fn)(void *arg, const uint8_t *hdr, const uint8_t *payload,
                                   size_t len);
 void acis_udpsw_set_home_answers(struct acis_udpsw *u, acis_udpsw_home_fn fn, void *arg);
-int acis_udpsw_drive_home(struct acis_udpsw *u);
 int acis_udpsw_fd(const struct acis_udpsw *u);
 
 /* -------------------------------------------------------- verbs switch

@@ -87,9 +87,9 @@ struct acis_udpsw {
     pthread_mutex_t core_lock;    /* the thread or a driver, not both */
     _Atomic uint64_t last_drive;  /* when a driver last polled us */
     uint32_t home;                /* the hosting process's port (SW_NONE) */
-    acis_udpsw_home_fn home_fn;   /* its answers in place (acis_udpsw_drive_home) */
+    acis_udpsw_home_fn home_fn;   /* its answers in place (acis_udpsw_drive) */
     void *home_arg;
-    int home_now;                 /* a drive_home's drain runs (core_lock held) */
+    int home_now;                 /* a driver's drain runs (core_lock held) */
     atomic_int others;            /* rows without it (after each control packet) */
     struct acis_fault fault;      /* injected on port sends (tests) */
 };
@@ -246,7 +246,7 @@ static void send_out(struct udp_lane *l, const uint32_t *ports, uint32_t n,
     send_batch(l, ports, n, iov, iovcnt);
 }
 
-/* Where the home port is in ports[0..n), if a drive_home runs and the
+/* Where the home port is in ports[0..n), if a driver's drain runs and the
  * hosting process takes this answer in place (it then has it): else n. */
 static uint32_t home_took(const struct acis_udpsw *u, const uint32_t *ports, uint32_t n,
                           const struct iovec *iov, int iovcnt)
@@ -667,19 +667,6 @@ int acis_udpsw_run(struct acis_udpsw *u, atomic_int *stop, int spin)
     return rc;
 }
 
-/* A driver reads the one socket straight away: asking epoll first would
- * cost a system call more whenever a packet is there. */
-int acis_udpsw_drive(struct acis_udpsw *u)
-{
-    atomic_store(&u->last_drive, acis_now_ns());
-    if (pthread_mutex_trylock(&u->core_lock) != 0)
-        return 0;                                /* the thread is at it */
-    int got = drain(&u->lanes[0]);
-    tick(u);
-    pthread_mutex_unlock(&u->core_lock);
-    return got;
-}
-
 void acis_udpsw_set_home_answers(struct acis_udpsw *u, acis_udpsw_home_fn fn, void *arg)
 {
     pthread_mutex_lock(&u->core_lock);
@@ -688,7 +675,9 @@ void acis_udpsw_set_home_answers(struct acis_udpsw *u, acis_udpsw_home_fn fn, vo
     pthread_mutex_unlock(&u->core_lock);
 }
 
-int acis_udpsw_drive_home(struct acis_udpsw *u)
+/* A driver reads the one socket straight away: asking epoll first would
+ * cost a system call more whenever a packet is there. */
+int acis_udpsw_drive(struct acis_udpsw *u)
 {
     atomic_store(&u->last_drive, acis_now_ns());
     if (pthread_mutex_trylock(&u->core_lock) != 0)

@@ -45,7 +45,7 @@ for dev in shm udp; do
     fi
     grep -q ', 0 on the short path' "$TMPD/out" || { cat "$TMPD/out"; fail "$dev: short path"; }
     # the embedded UDP switch hands the answers to the rank that hosts it
-    # in place (switch.h, acis_udpsw_drive_home); shm has no such switch
+    # in place (switch.h, acis_udpsw_set_home_answers); shm has no such switch
     want_home=', 0 answers handed over in place'
     [ $dev = udp ] && want_home=', [1-9][0-9]* answers handed over in place'
     grep -q "$want_home" "$TMPD/out" || fail "$dev: answers in place"
