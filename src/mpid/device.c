@@ -144,6 +144,19 @@ int acis_dev_send(const struct acis_dev_pkt *pkts, int n)
     return 0;
 }
 
+/* A valid packet of len bytes came from the switch (h): count it, note
+ * that the switch lives and whether it agreed to unsealed packets. */
+static void heard(struct acis_dev_ctx *d, const struct acis_hdr *h, size_t len)
+{
+    ACIS_COUNT(packets_received, 1);
+    ACIS_COUNT(bytes_received, len);
+    if ((h->flags & ACIS_F_UNSEALED) && !h->checksum &&
+        !atomic_load_explicit(&d->unseal, memory_order_relaxed))
+        atomic_store_explicit(&d->unseal, 1, memory_order_relaxed);   /* the switch agreed */
+    atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&d->asked_ns, 0, memory_order_relaxed);
+}
+
 /* One received datagram (from the switch: the channel dropped the
  * others; before the join, from another endpoint of the switch's only
  * the WELCOME we wait for): validate, then a control answer we wait for,
@@ -168,13 +181,7 @@ static int handle(struct acis_dev_ctx *d, const uint8_t *pkt, size_t len,
         ACIS_COUNT(packets_dropped, 1);
         return 0;
     }
-    ACIS_COUNT(packets_received, 1);
-    ACIS_COUNT(bytes_received, len);
-    if ((h.flags & ACIS_F_UNSEALED) && !h.checksum &&
-        !atomic_load_explicit(&d->unseal, memory_order_relaxed))
-        atomic_store_explicit(&d->unseal, 1, memory_order_relaxed);   /* the switch agreed */
-    atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
-    atomic_store_explicit(&d->asked_ns, 0, memory_order_relaxed);
+    heard(d, &h, len);
     if (kind >= ACIS_K_HELLO) {
         if (c && len <= sizeof c->answer) {
             memcpy(c->answer, pkt, len);
@@ -224,15 +231,9 @@ static int home_answer(void *arg, const uint8_t *hdr, const uint8_t *payload, si
     if (ACIS_OPC_KIND(h.opcode) >= ACIS_K_HELLO || !(h.flags & ACIS_F_RESULT) ||
         h.job_key != d->key || h.payload_len != len)
         return 0;
-    ACIS_COUNT(packets_received, 1);
-    ACIS_COUNT(bytes_received, ACIS_HDR_LEN + len);
+    heard(d, &h, ACIS_HDR_LEN + len);
     ACIS_COUNT(home_answers, 1);
     d->home_got++;
-    if ((h.flags & ACIS_F_UNSEALED) && !h.checksum &&
-        !atomic_load_explicit(&d->unseal, memory_order_relaxed))
-        atomic_store_explicit(&d->unseal, 1, memory_order_relaxed);   /* the switch agreed */
-    atomic_store_explicit(&d->heard_ns, acis_now_ns(), memory_order_relaxed);
-    atomic_store_explicit(&d->asked_ns, 0, memory_order_relaxed);
     if (d->deliver)
         d->deliver(d->deliver_arg, &h, payload);
     return 1;

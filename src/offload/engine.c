@@ -90,6 +90,20 @@ static int coff_new(struct acis_comm *cs, uint32_t window)
     return 0;
 }
 
+/* The switch answered a segment of an open collective of co ERROR (the
+ * members' packets of it disagree: an erroneous program): the
+ * communicator breaks, on every member, since every member's packet of
+ * that segment is answered so (device lock held). */
+static void disagreed(struct acis_coff *co, const struct acis_hdr *h)
+{
+    char why[200];
+    snprintf(why, sizeof why, "the switch found the members' packets of a segment "
+             "disagreeing (%s, sequence %u, segment %u): do all ranks call the same "
+             "collectives in the same order, with matching counts?",
+             acis_wire_kind_name(ACIS_OPC_KIND(h->opcode)), h->seq, h->seg_index);
+    acis_early_break(co, why);
+}
+
 /* The device hands every data answer here (device lock held). */
 static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
 {
@@ -102,10 +116,8 @@ static void deliver(void *arg, const struct acis_hdr *h, const uint8_t *payload)
     int rc = op ? acis_take_answer(co, op, h, payload) : -1;
     if (rc == 0)
         acis_oc.inflight--;
-    else if (rc == -2) {                      /* never answered: no hang, an error */
-        acis_fix_disagreed(co, h);
-        acis_early_fail(co);
-    }
+    else if (rc == -2)                        /* never answered: no hang, an error */
+        disagreed(co, h);
     else if (rc < 0)
         ACIS_COUNT(packets_dropped, 1);       /* a repeat, or stale */
 }

@@ -134,16 +134,6 @@ static void give_up(struct acis_coff *co, const char *what)
     ACIS_COUNT(recovery_failed, 1);
 }
 
-void acis_fix_disagreed(struct acis_coff *co, const struct acis_hdr *h)
-{
-    char why[200];
-    snprintf(why, sizeof why, "the switch found the members' packets of a segment "
-             "disagreeing (%s, sequence %u, segment %u): do all ranks call the same "
-             "collectives in the same order, with matching counts?",
-             acis_wire_kind_name(ACIS_OPC_KIND(h->opcode)), h->seq, h->seg_index);
-    acis_fix_break(co, why);
-}
-
 static struct acis_fix *fix_of(struct acis_coff *co)
 {
     struct acis_comm *cs = co->cs;

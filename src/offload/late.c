@@ -60,8 +60,7 @@ static int take(struct acis_coff *co, struct acis_early *e)
             snprintf(why, sizeof why, "the switch refused a %s this rank had %s: the "
                      "members called different collectives", acis_wire_kind_name(e->st.kind),
                      q ? "started" : "returned from");
-            acis_fix_break(co, why);
-            acis_early_fail(co);
+            acis_early_break(co, why);
         }
     }
     if (q && q->orphan)                 /* its request was freed (nbc.c) */
@@ -73,7 +72,9 @@ static int take(struct acis_coff *co, struct acis_early *e)
     return 1;
 }
 
-void acis_early_fail(struct acis_coff *co)
+/* Every nonblocking call whose early answer is still out fails: it may
+ * never come, a member that broke first never posts its packet. */
+static void fail_open(struct acis_coff *co)
 {
     for (uint32_t slot = 0; co->nearly && co->early && slot < co->win.size; slot++) {
         struct acis_early *e = &co->early[slot];
@@ -88,6 +89,12 @@ void acis_early_fail(struct acis_coff *co)
         e->req = NULL;
         co->nearly--;
     }
+}
+
+void acis_early_break(struct acis_coff *co, const char *what)
+{
+    acis_fix_break(co, what);
+    fail_open(co);
 }
 
 int acis_early_holds_next(struct acis_coff *co)

@@ -317,11 +317,6 @@ void acis_fix_wait(void);
  * offload, fails with MPI_ERR_INTERN.  On a communicator broken already
  * it fails what is open still (device lock held). */
 void acis_fix_break(struct acis_coff *co, const char *what);
-/* The switch answered a segment of an open collective of co ERROR (the
- * members' packets of it disagree: an erroneous program): acis_fix_break,
- * on every member, since every member's packet of that segment is
- * answered so (device lock held). */
-void acis_fix_disagreed(struct acis_coff *co, const struct acis_hdr *h);
 /* Free co's recovery state, if any (device lock held: acis_oc.fixing). */
 void acis_fix_free(struct acis_coff *co);
 /* Redoing nonblocking calls in MPICH after a switch failure (redo.c):
@@ -773,10 +768,10 @@ struct acis_early *acis_early_sweep(struct acis_coff *co);
  * MPI_ERR_NO_MEM (said) if a member abstained, else no error. */
 void acis_early_req_answered(struct acis_early_req *q, const struct acis_stream *st,
                              int failed);
-/* co's communicator broke (acis_fix_break): every nonblocking call whose
- * answer is still out fails now, for it may never come -- a member that
- * broke first never posts its packet (device lock held). */
-void acis_early_fail(struct acis_coff *co);
+/* Break co's communicator (acis_fix_break, what as there), and fail every
+ * nonblocking call whose early answer is still out: it may never come, a
+ * member that broke first never posts its packet (device lock held). */
+void acis_early_break(struct acis_coff *co, const char *what);
 /* The same, and whether the first still out holds the slot of co's next
  * segment (acis_early_settle waits for it then). */
 int acis_early_holds_next(struct acis_coff *co);

@@ -330,8 +330,7 @@ refused:
      * one open on it. */
     acis_dev_lock();
     acis_stream_release(st, &co->win, 0);
-    acis_fix_break(co, NULL);
-    acis_early_fail(co);
+    acis_early_break(co, NULL);
     acis_dev_unlock();
     *rc = acis_raise(a->comm, MPI_ERR_INTERN);
     return 1;

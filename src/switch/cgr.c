@@ -626,15 +626,17 @@ static void pending(struct acis_sw *sw, const struct sw_ct *ct, const struct sw_
 }
 
 /* Tell the child on port (a host, or a switch below) its packet (h)
- * disagrees with the others of its segment: an erroneous program
+ * disagrees with the others of its segment u: an erroneous program
  * (different collectives, or counts that do not match).  The answer
  * echoes h, so the child takes it as its segment's whichever packet came
  * first -- a host breaks the communicator, a switch below answers every
  * child of its own so (sw_cgr_down); without it the members would be
- * told "pending" forever. */
-static void disagree(struct acis_sw *sw, const struct sw_ct *ct, const struct acis_hdr *h,
-                     uint32_t port)
+ * told "pending" forever.  u is marked, and the parent told. */
+static void disagree(struct acis_sw *sw, const struct sw_ct *ct, struct sw_use *u,
+                     const struct acis_hdr *h, uint32_t port)
 {
+    u->disagreed = 1;
+    disagree_up(sw, ct, u, h->slot);
     struct acis_hdr r = *h;
     r.flags = (uint16_t)((h->flags & ACIS_F_ROUND) | ACIS_F_RESULT | ACIS_F_ACK | ACIS_F_ERROR);
     r.job_key = sw->jobs[ct->job].key;
@@ -689,9 +691,7 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
                     u->total != h->total_len || u->round != round ||
                     (sw_rooted(kind) && u->root != h->root))) {
         SWC(sw, drop_mismatch)++;
-        u->disagreed = 1;
-        disagree(sw, ct, h, port);
-        disagree_up(sw, ct, u, h->slot);
+        disagree(sw, ct, u, h, port);
         return;
     }
     if (!host && (h->flags & (ACIS_F_ERROR | ACIS_F_ABSTAIN)) == ACIS_F_ERROR) {
@@ -704,8 +704,7 @@ void sw_cgr_input(struct acis_sw *sw, struct sw_ct *ct, uint32_t port,
     if (u->busy && sw_bit(u->bits, port)) {
         SWC(sw, drop_duplicate)++;              /* say we are alive and waiting */
         if (u->disagreed) {
-            disagree(sw, ct, h, port);
-            disagree_up(sw, ct, u, h->slot);
+            disagree(sw, ct, u, h, port);
             return;
         }
         if (u->up && u->dups++ % ct->nchild == 0)
