@@ -150,11 +150,6 @@ struct sw_use {
     uint8_t want_any;        /* some child asked for bytes back */
     uint8_t quick;           /* a reduction in any order, or a barrier: the
                                 next pieces may take quick.c's path */
-    uint8_t disagreed;       /* a child's packet of this segment did not
-                                match it, or a switch below said its members
-                                disagree: every child's repeat is answered
-                                ERROR and it never completes; with abstained,
-                                the parent said so: ERROR alone goes down */
     uint32_t dups;           /* repeats from children while up */
     uint32_t placed;         /* gather-type: bytes placed by hosts */
     uint32_t lo, hi;         /* gather-type: the span of bytes placed */
@@ -169,12 +164,21 @@ struct sw_use {
     uint32_t len;            /* bytes in the segment */
     uint32_t ne;             /* reductions: elements in the segment */
     uint32_t arrived;        /* children counted in bits */
+    uint8_t disagreed;       /* a child's packet of this segment did not
+                                match it, or a switch below said its members
+                                disagree: every child's repeat is answered
+                                ERROR and it never completes; with abstained,
+                                the parent said so: ERROR alone goes down.
+                                Here, in the padding before bits: a use
+                                stays 128 bytes */
     uint64_t *bits;          /* words: children (ports) in */
     uint64_t *want;          /* words: children that asked for bytes back */
     uint64_t *cover;         /* gather-type: one bit per byte placed */
     uint8_t *buf;            /* the segment being built, or its result;
                                 scans: every member's piece */
 };
+_Static_assert(sizeof(struct sw_use) <= 16 * sizeof(void *),
+               "a use is two cache lines on LP64: every slot of the pool has two");
 
 /* An aggregation slot with a shadow copy (as in SwitchML): the current use
  * and the previous, complete one.  A member sends a slot's next segment
