@@ -105,6 +105,10 @@ struct acis_host_stats {
                                               hosts handed it in place, not as
                                               datagrams (counted in
                                               packets_received too) */
+    uint64_t home_requests;                /* data packets this process handed
+                                              the UDP switch it hosts in place,
+                                              not as datagrams (counted in
+                                              packets_sent too) */
 };
 
 /* Fill *out with the counters of one entry point.  Returns 0, or -1 if coll

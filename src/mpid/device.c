@@ -121,6 +121,22 @@ int acis_dev_reliable(void)
     return acis_dev.ops && acis_dev.ops->reliable;
 }
 
+/* The switch we host takes our data packets in place when it can (the
+ * device lock is held, as for its answers): from the first, until one it
+ * does not take.  Returns how many it took; the rest go as datagrams. */
+static int home_requests(struct acis_dev_ctx *d, const struct acis_dev_pkt *pkts, int n)
+{
+    int took = 0;
+    if (!d->embedded || !acis_udpsw_take_begin(d->embedded))
+        return 0;
+    while (took < n && acis_udpsw_take(d->embedded, pkts[took].hdr, pkts[took].payload,
+                                       pkts[took].len))
+        took++;
+    acis_udpsw_take_end(d->embedded);
+    ACIS_COUNT(home_requests, (uint64_t)took);
+    return took;
+}
+
 int acis_dev_send(const struct acis_dev_pkt *pkts, int n)
 {
     /* Sealed unless the path is memory and the switch took the offer; a
@@ -134,7 +150,8 @@ int acis_dev_send(const struct acis_dev_pkt *pkts, int n)
             else
                 acis_hdr_seal(pkts[i].hdr, pkts[i].payload, pkts[i].len);
         }
-    if (acis_dev_chan_send(&acis_dev, pkts, n) != 0)
+    int took = open && !acis_dev.fault.active ? home_requests(&acis_dev, pkts, n) : 0;
+    if (took < n && acis_dev_chan_send(&acis_dev, pkts + took, n - took) != 0)
         return -1;
     ACIS_COUNT(packets_sent, (uint64_t)n);
     uint64_t b = 0;

@@ -304,6 +304,20 @@ int acis_udpsw_serves_others(const struct acis_udpsw *u);
 typedef int (*acis_udpsw_home_fn)(void *arg, const uint8_t *hdr, const uint8_t *payload,
                                   size_t len);
 void acis_udpsw_set_home_answers(struct acis_udpsw *u, acis_udpsw_home_fn fn, void *arg);
+/* The hosting process's requests in place: a process that holds what its
+ * home function needs may hand the switch its own data packets (header
+ * bytes, payload) between acis_udpsw_take_begin(), which returns 0 when
+ * it cannot now (the serving thread is at it, no home port yet, faults
+ * injected, workers), and acis_udpsw_take_end().  acis_udpsw_take()
+ * returns 0 for a packet it does not take (a control packet, too long):
+ * send it, and those after it, as datagrams.  A taken packet is handled
+ * at once as if it came from the home port; the answers it makes go out
+ * as datagrams, the home port's too (its process is in the middle of a
+ * send).  Saves the packet's two system calls and one of its copies. */
+int acis_udpsw_take_begin(struct acis_udpsw *u);
+int acis_udpsw_take(struct acis_udpsw *u, const uint8_t *hdr, const uint8_t *payload,
+                    size_t len);
+void acis_udpsw_take_end(struct acis_udpsw *u);
 int acis_udpsw_fd(const struct acis_udpsw *u);
 
 /* -------------------------------------------------------- verbs switch

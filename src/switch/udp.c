@@ -690,6 +690,49 @@ int acis_udpsw_drive(struct acis_udpsw *u)
     return got;
 }
 
+int acis_udpsw_take_begin(struct acis_udpsw *u)
+{
+    if (u->fault.active || u->nlanes != 1)       /* both set before it serves */
+        return 0;
+    if (pthread_mutex_trylock(&u->core_lock) != 0)
+        return 0;                                /* the thread or a driver is at it */
+    if (u->home == SW_NONE) {
+        pthread_mutex_unlock(&u->core_lock);
+        return 0;
+    }
+    acis_sw_enter(u->lanes[0].core);
+    u->lanes[0].deferring = 1;
+    return 1;
+}
+
+/* The packet is copied into the first receive buffer, where a datagram
+ * would have landed: the payload on the same alignment, and the lane
+ * drains nothing while core_lock is held. */
+int acis_udpsw_take(struct acis_udpsw *u, const uint8_t *hdr, const uint8_t *payload,
+                    size_t len)
+{
+    struct udp_lane *l = &u->lanes[0];
+    uint8_t *buf = rx_buf(l, 0);
+    if (ACIS_OPC_KIND(hdr[5]) >= ACIS_K_HELLO || ACIS_HDR_LEN + len > pkt_max(u) ||
+        u->home == SW_NONE)
+        return 0;
+    memcpy(buf, hdr, ACIS_HDR_LEN);
+    if (len)
+        memcpy(buf + ACIS_HDR_LEN, payload, len);
+    acis_sw_input(l->core, u->home, &u->map.addr[u->home], buf, ACIS_HDR_LEN + len);
+    return 1;
+}
+
+void acis_udpsw_take_end(struct acis_udpsw *u)
+{
+    struct udp_lane *l = &u->lanes[0];
+    if (l->nshort)
+        shorts_flush(l);                          /* the answers it made, one call */
+    l->deferring = 0;
+    acis_sw_leave(l->core);
+    pthread_mutex_unlock(&u->core_lock);
+}
+
 void acis_udpsw_release(struct acis_udpsw *u)
 {
     uint64_t one = 1;

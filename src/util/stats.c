@@ -49,6 +49,7 @@ void acis_host_snapshot(struct acis_host_stats *out)
     out->persistent_starts = LOAD(h->persistent_starts);
     out->quick_path = LOAD(h->quick_path);
     out->home_answers = LOAD(h->home_answers);
+    out->home_requests = LOAD(h->home_requests);
 }
 
 void acis_stats_zero(void)
@@ -75,4 +76,5 @@ void acis_stats_zero(void)
     atomic_store(&h->persistent_starts, 0);
     atomic_store(&h->quick_path, 0);
     atomic_store(&h->home_answers, 0);
+    atomic_store(&h->home_requests, 0);
 }

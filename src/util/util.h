@@ -115,6 +115,7 @@ struct acis_host_counters {
     atomic_uint_fast64_t hier_calls, helper_rounds, abstained, recovery_failed;
     atomic_uint_fast64_t short_path, early_return, own_block, packets_foreign;
     atomic_uint_fast64_t persistent_starts, quick_path, home_answers;
+    atomic_uint_fast64_t home_requests;
 };
 
 /* Add v to a counter.  Single-threaded processes (the common case) use a

@@ -659,11 +659,12 @@ int main(int argc, char **argv)
 
     struct acis_host_stats hs;
     acis_get_host_stats(&hs);
-    long mine[10] = { opt.cases, opt.failures, opt.skipped, (long)hs.retransmits,
+    long mine[11] = { opt.cases, opt.failures, opt.skipped, (long)hs.retransmits,
                       (long)hs.abstained, (long)hs.redone, (long)hs.short_path,
-                      (long)hs.early_return, (long)hs.own_block, (long)hs.home_answers },
-         tot[10];
-    PMPI_Reduce(mine, tot, 10, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+                      (long)hs.early_return, (long)hs.own_block, (long)hs.home_answers,
+                      (long)hs.home_requests },
+         tot[11];
+    PMPI_Reduce(mine, tot, 11, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     long foreign[2] = { (long)hs.packets_foreign, (long)hs.packets_foreign }, ftot[2];
     PMPI_Reduce(&foreign[0], &ftot[0], 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(&foreign[1], &ftot[1], 1, MPI_LONG, MPI_MIN, 0, MPI_COMM_WORLD);
@@ -672,9 +673,9 @@ int main(int argc, char **argv)
         printf("coll_check: %d ranks, %ld cases, %ld failures, %ld skipped (MPICH 4.0.2 bugs), "
                "%ld retransmissions, %ld abstained, %ld redone, %ld on the short path, "
                "%ld returned early, %ld roots kept their block, %ld answers handed over "
-               "in place, %ld foreign datagrams dropped (fewest on one rank: %ld)\n", size,
-               tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], tot[6], tot[7], tot[8], tot[9],
-               ftot[0], ftot[1]);
+               "in place, %ld requests taken in place, %ld foreign datagrams dropped (fewest "
+               "on one rank: %ld)\n", size, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
+               tot[6], tot[7], tot[8], tot[9], tot[10], ftot[0], ftot[1]);
     MPI_Finalize();
     return opt.rank == 0 && total_f ? 1 : 0;
 }

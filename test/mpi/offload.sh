@@ -45,10 +45,12 @@ for dev in shm udp; do
     fi
     grep -q ', 0 on the short path' "$TMPD/out" || { cat "$TMPD/out"; fail "$dev: short path"; }
     # the embedded UDP switch hands the answers to the rank that hosts it
-    # in place (switch.h, acis_udpsw_set_home_answers); shm has no such switch
-    want_home=', 0 answers handed over in place'
-    [ $dev = udp ] && want_home=', [1-9][0-9]* answers handed over in place'
-    grep -q "$want_home" "$TMPD/out" || fail "$dev: answers in place"
+    # in place and takes that rank's requests in place (switch.h,
+    # acis_udpsw_set_home_answers, acis_udpsw_take); shm has no such switch
+    want_home=', 0 answers handed over in place, 0 requests taken in place'
+    [ $dev = udp ] &&
+        want_home=', [1-9][0-9]* answers handed over in place, [1-9][0-9]* requests taken in place'
+    grep -q "$want_home" "$TMPD/out" || fail "$dev: answers and requests in place"
     # every op and datatype at 4 ranks: Allreduce and Scan (the two ways
     # the switch folds four members), since Reduce and Reduce_scatter_block
     # fold in the same switch code and differ from Allreduce only in who

@@ -10,7 +10,8 @@
  * WELCOME the join fails saying so; a switch given as a wildcard address
  * (0.0.0.0) is joined where its answers come from.  Its control round
  * trips: joins that wait leave room for one that holds the lock, and a
- * join's answer is matched by its leader too. */
+ * join's answer is matched by its leader too.  The switch takes the
+ * requests of the process that hosts it in place, as its port's. */
 #include "config.h"
 
 #include <check.h>
@@ -79,6 +80,46 @@ static int ask_and_hear(void)
 }
 
 static atomic_int stop;
+
+/* A packet of kind of this device's job, rank src, for context ctx. */
+static void header(uint8_t *hdr, unsigned kind, uint32_t src, uint32_t ctx)
+{
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(kind, ACIS_ALG_FLAT), .flags = ACIS_F_UNSEALED,
+        .job_key = 42, .ctx = ctx, .src = src,
+    };
+    acis_hdr_encode(&h, hdr);
+}
+
+/* Until the switch knows the hosting process's port it takes nothing in
+ * place; then a data packet is handled at once as that port's (checked
+ * as one from its rank: a foreign context and a spoofed rank are counted
+ * as such), a control packet is left to be sent. */
+START_TEST(home_requests_in_place)
+{
+    uint8_t hdr[ACIS_HDR_LEN];
+    uint64_t before[ACIS_SWC_COUNT], after[ACIS_SWC_COUNT];
+    ck_assert_int_eq(acis_udpsw_take_begin(sw), 0);
+    acis_udpsw_set_home(sw, acis_dev_info()->port);
+    acis_udpsw_counters(sw, before);
+    int began = 0;
+    for (int i = 0; i < 1000 && !(began = acis_udpsw_take_begin(sw)); i++)
+        nap_ms(1);                                /* the switch's thread is at it */
+    ck_assert(began);
+    header(hdr, ACIS_K_BARRIER, 0, 0x7777);
+    ck_assert_int_eq(acis_udpsw_take(sw, hdr, NULL, 0), 1);
+    header(hdr, ACIS_K_BARRIER, 1, 0x7777);
+    ck_assert_int_eq(acis_udpsw_take(sw, hdr, NULL, 0), 1);
+    header(hdr, ACIS_K_STATS_REQ, 0, 0);
+    ck_assert_int_eq(acis_udpsw_take(sw, hdr, NULL, 0), 0);
+    acis_udpsw_take_end(sw);
+    acis_udpsw_counters(sw, after);
+    ck_assert_uint_eq(after[ACIS_SWC_packets_in] - before[ACIS_SWC_packets_in], 2);
+    ck_assert_uint_eq(after[ACIS_SWC_drop_foreign] - before[ACIS_SWC_drop_foreign], 1);
+    ck_assert_uint_eq(after[ACIS_SWC_drop_spoofed] - before[ACIS_SWC_drop_spoofed], 1);
+}
+END_TEST
 
 static void *hearer(void *arg)
 {
@@ -434,6 +475,7 @@ int main(void)
     tcase_add_test(t, unanswered_repeat_is_silence);
     tcase_add_test(t, joins_leave_room);
     tcase_add_test(t, join_answer_by_leader);
+    tcase_add_test(t, home_requests_in_place);
     suite_add_tcase(s, t);
     TCase *j = tcase_create("join");
     tcase_set_timeout(j, 30);
