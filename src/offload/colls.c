@@ -178,6 +178,19 @@ int acis_plan_needs_sizes(const struct acis_call *c, uint64_t *mine)
     return 1;
 }
 
+int acis_plan_sizes_differ(const struct acis_call *c, const uint64_t *blocks)
+{
+    acis_coll_t b = acis_coll_blocking(c->coll);
+    if (!blocks || c->cs->rank != c->root ||
+        (b != ACIS_COLL_GATHERV && b != ACIS_COLL_SCATTERV))
+        return -1;
+    for (int q = 0; q < c->cs->size; q++)
+        if (blocks[q] != (b == ACIS_COLL_GATHERV ? packed(c->rcounts[q], c->rtype)
+                                                 : packed(c->scounts[q], c->stype)))
+            return q;
+    return -1;
+}
+
 int acis_plan(const struct acis_call *c, const uint64_t *blocks, struct acis_plan *p)
 {
     int rank = c->cs->rank, size = c->cs->size, rc = 0;

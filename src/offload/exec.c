@@ -60,8 +60,10 @@ static int failed(struct acis_exec *x, int err, const char *what)
  * no memory: redone in MPICH, it would need every member to start it, and
  * a member may sit in MPICH meanwhile (MPI_Wait on a request of MPICH's)
  * waiting for a peer that waits for this call -- a hang, seen in the
- * stress test at 4 ranks (docs/reliability.md). */
-static void abstain(struct acis_exec *x)
+ * stress test at 4 ranks (docs/reliability.md).  A gatherv or scatterv
+ * root abstains the same way when a member's block differs from what its
+ * counts say (counts_differ). */
+static void abstain(struct acis_exec *x, const char *why)
 {
     acis_image_free(&x->src);
     acis_image_free(&x->dst);
@@ -71,8 +73,7 @@ static void abstain(struct acis_exec *x)
     x->op.st.dst_buf = NULL;
     x->op.st.src_len = x->op.st.dst_len = 0;
     ACIS_COUNT(abstained, 1);
-    acis_log(2, "%s: no memory for this rank's data; it sends none and every rank %s",
-             acis_coll_name(x->c.coll),
+    acis_log(2, "%s: %s; it sends none and every rank %s", acis_coll_name(x->c.coll), why,
              acis_coll_form(x->c.coll) == ACIS_FORM_NONBLOCKING ? "fails the call"
                                                                 : "redoes the call in MPICH");
 }
@@ -112,7 +113,7 @@ static int start_sizes(struct acis_exec *x)
     x->op.st.dst_buf = (uint8_t *)x->blocks;
     x->op.st.dst_len = 8 * (uint64_t)size;
     if (!x->blocks)
-        abstain(x);
+        abstain(x, "no memory for this rank's data");
     return start_op(x, ACIS_PHASE_SIZES);
 }
 
@@ -206,6 +207,24 @@ static void own_copy(struct acis_exec *x)
     }
 }
 
+/* A blocking gatherv or scatterv whose root finds, after the size
+ * exchange, that a member's block is not what its counts say: an
+ * erroneous program, which MPICH answers its own way (a truncation error,
+ * or a shorter block taken as it is).  Only the root can tell, and no
+ * member of either returns early (the short path has no size exchange),
+ * so the root abstains and every member redoes the call in MPICH, which
+ * answers it so.  Not a persistent start: an abstention fails those. */
+static int counts_differ(struct acis_exec *x)
+{
+    int q = acis_coll_form(x->c.coll) == ACIS_FORM_BLOCKING
+                ? acis_plan_sizes_differ(&x->c, x->blocks) : -1;
+    if (q >= 0)
+        acis_log(1, "%s: rank %d sends or receives %llu bytes where the root's counts say "
+                    "otherwise (MPI asks for equal type signatures); the call runs in MPICH",
+                 acis_coll_name(x->c.coll), q, (unsigned long long)x->blocks[q]);
+    return q >= 0;
+}
+
 static int start_main(struct acis_exec *x)
 {
     struct acis_plan *p = &x->p;
@@ -224,11 +243,12 @@ static int start_main(struct acis_exec *x)
         x->phase = ACIS_PHASE_MAIN;
         return ACIS_OP_SOFTWARE;
     }
-    int no_data = acis_fault_nomem(x->c.coll) ||
+    int differ = counts_differ(x);
+    int no_data = differ || acis_fault_nomem(x->c.coll) ||
         (p->has_src &&
          acis_image_in(&x->src, &p->src, p->wire, p->copy_src, acis_comm_handle(cs)) != 0) ||
         (p->has_dst && acis_image_out(&x->dst, &p->dst, p->wire) != 0);
-    if (no_data && borrow(x))
+    if (no_data && !differ && borrow(x))
         no_data = 0;
     memset(&x->op, 0, sizeof x->op);
     x->op.st.kind = (uint8_t)p->kind;
@@ -246,7 +266,7 @@ static int start_main(struct acis_exec *x)
     x->op.st.inplace = (uint8_t)(p->wire && overlap(x->op.st.src_buf, x->op.st.src_len,
                                                     x->op.st.dst_buf, x->op.st.dst_len));
     if (no_data)
-        abstain(x);
+        abstain(x, differ ? "the members' counts differ" : "no memory for this rank's data");
     own_block(x);
     int rc = start_op(x, ACIS_PHASE_MAIN);
     if (rc == 0 && x->op.st.own_len && !x->op.st.own_sends)

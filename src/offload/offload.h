@@ -402,6 +402,10 @@ int acis_has_plan(acis_coll_t coll);
 /* Gatherv and scatterv first tell every rank every block's size (an
  * allgather of 8-byte sizes through the switch): this rank's entry. */
 int acis_plan_needs_sizes(const struct acis_call *c, uint64_t *mine);
+/* After it, at a gatherv or scatterv root: the first rank whose block, as
+ * it told it, is not the bytes the root's counts give it (an erroneous
+ * program: MPI asks for equal type signatures), or -1; -1 elsewhere. */
+int acis_plan_sizes_differ(const struct acis_call *c, const uint64_t *blocks);
 
 /* One offloaded call from start to finish: the size exchange (v-variants),
  * then the collective itself; redone in MPICH if its communicator went to

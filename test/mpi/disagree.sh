@@ -6,6 +6,8 @@
 # members must learn it from the switch's answer (its refusal of the
 # segment), not from the silence timeout: udp's switch told them
 # "pending" for as long as they repeated their packets, and the job hung.
+# Then gatherv and scatterv whose counts differ from the root's
+# (test/mpi/vcounts.c): MPICH's answer on every member, redone there.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 export MPIR_CVAR_OFFLOAD=on ACIS_TEST_TIMEOUT=${ACIS_TEST_TIMEOUT:-120}
 for dev in shm udp; do
@@ -17,6 +19,9 @@ for dev in shm udp; do
             fail "$dev, $np ranks: no member heard the switch's refusal"
         grep -q "recovery after a switch failure" "$TMPD/err" &&
             fail "$dev, $np ranks: a member took the disagreement for a switch failure"
+        note "$dev, $np ranks: gatherv and scatterv counts that differ"
+        MPIR_CVAR_OFFLOAD_DEVICE=$dev run_mpi $np "$TESTS_DIR/vcounts" ||
+            fail "$dev, $np ranks: counts that differ"
     done
 done
 exit 0
