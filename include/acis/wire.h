@@ -369,6 +369,10 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
  * acis_wire_decode, and UNSEALED on a control message is refused. */
 enum acis_wire_err acis_wire_decode_from(const void *buf, size_t len, size_t max_payload,
                                          int memory, struct acis_hdr *h);
+/* The same for a packet of len bytes in two pieces: its header's
+ * ACIS_HDR_LEN bytes at hdr, the rest at payload. */
+enum acis_wire_err acis_wire_decode_split(const void *hdr, const void *payload, size_t len,
+                                          size_t max_payload, int memory, struct acis_hdr *h);
 
 /* Bytes of one scan or exscan segment on a row of `members` members whose
  * switch keeps every member's piece of a segment in one buffer of payload

@@ -163,5 +163,13 @@ void acis_sw_leave(struct acis_sw *worker)
 void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
                    const uint8_t *pkt, size_t len)
 {
-    sw->quick(sw, port, peer, pkt, len);        /* quick.c, or sw_full_input */
+    /* quick.c, or sw_full_input */
+    sw->quick(sw, port, peer, pkt, len >= ACIS_HDR_LEN ? pkt + ACIS_HDR_LEN : NULL, len);
+}
+
+void acis_sw_input_split(struct acis_sw *sw, uint32_t port, const void *peer,
+                         const uint8_t *hdr, const uint8_t *payload, size_t len)
+{
+    if (len >= ACIS_HDR_LEN)
+        sw->quick(sw, port, peer, hdr, payload, len);
 }

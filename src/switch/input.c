@@ -24,18 +24,17 @@ static void uplink_data(struct acis_sw *sw, const struct acis_hdr *h, const uint
 
 /* Every packet the quick path leaves: decoded, every check made. */
 static void full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
-                       size_t len)
+                       const uint8_t *payload, size_t len)
 {
     struct acis_hdr h;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
     int memory = port < sw->o.ports && sw->ports[port].in_use && sw->ports[port].memory;
-    if (acis_wire_decode_from(pkt, len, sw->o.payload, memory, &h) != ACIS_WERR_OK) {
+    if (acis_wire_decode_split(pkt, payload, len, sw->o.payload, memory, &h) != ACIS_WERR_OK) {
         SWC(sw, drop_malformed)++;
         return;
     }
     unsigned kind = ACIS_OPC_KIND(h.opcode);
-    const uint8_t *payload = pkt + ACIS_HDR_LEN;
     if (port == ACIS_PORT_UPLINK)
         sw->asked_ns = 0;                       /* the parent is alive */
     if (kind >= ACIS_K_HELLO) {
@@ -82,24 +81,25 @@ static void full_input(struct acis_sw *sw, uint32_t port, const void *peer, cons
  * only counts a drop here: garbage pauses nobody).  Reads tables only
  * the control plane writes, which it cannot while this worker holds its
  * lock. */
-static struct acis_sw *paused_on(struct acis_sw *sw, const uint8_t *pkt, size_t len)
+static struct acis_sw *paused_on(struct acis_sw *sw, const uint8_t *pkt,
+                                 const uint8_t *payload, size_t len)
 {
     struct acis_hdr h;
     if (len < ACIS_HDR_LEN)
         return NULL;
     if (ACIS_OPC_KIND(pkt[5]) >= ACIS_K_HELLO)
-        return acis_wire_decode(pkt, len, sw->o.payload, &h) == ACIS_WERR_OK ? sw->views[0]
-                                                                             : NULL;
+        return acis_wire_decode_split(pkt, payload, len, sw->o.payload, 0, &h) == ACIS_WERR_OK
+                   ? sw->views[0] : NULL;
     struct sw_ct *ct = sw_ct_lookup(sw, acis_get32(pkt + 24));
     return ct && ct->worker != sw->worker ? sw->views[ct->worker] : NULL;
 }
 
 void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
-                   size_t len)
+                   const uint8_t *payload, size_t len)
 {
-    struct acis_sw *on = sw->nworkers > 1 ? paused_on(sw, pkt, len) : NULL;
+    struct acis_sw *on = sw->nworkers > 1 ? paused_on(sw, pkt, payload, len) : NULL;
     if (!on) {
-        full_input(sw, port, peer, pkt, len);
+        full_input(sw, port, peer, pkt, payload, len);
         return;
     }
     uint32_t n = sw->nworkers;       /* every lock, in order: no two wait on each other */
@@ -108,7 +108,7 @@ void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const ui
         pthread_mutex_lock(&sw->locks[w]);
     if (ACIS_OPC_KIND(pkt[5]) < ACIS_K_HELLO)
         SWC(on, crossed)++;
-    full_input(on, port, peer, pkt, len);
+    full_input(on, port, peer, pkt, payload, len);
     for (uint32_t w = n; w-- > 0;)
         pthread_mutex_unlock(&sw->locks[w]);
     pthread_mutex_lock(&sw->locks[sw->worker]);

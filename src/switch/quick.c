@@ -100,13 +100,14 @@ static SW_ALWAYS_INLINE int differs(const uint8_t *pkt, const uint64_t *t,
 #endif
 }
 
-/* A packet's checksum (len bytes in all), to compare with the one it
- * carries. */
-typedef uint32_t quick_crc(const uint8_t *pkt, size_t len);
+/* A packet's checksum (len bytes in all: the header at pkt, the rest at
+ * payload), to compare with the one it carries. */
+typedef uint32_t quick_crc(const uint8_t *pkt, const uint8_t *payload, size_t len);
 
-static uint32_t crc_any(const uint8_t *pkt, size_t len)
+static uint32_t crc_any(const uint8_t *pkt, const uint8_t *payload, size_t len)
 {
-    return acis_crc32c_hole(0, pkt, len, ACIS_HDR_CHECKSUM);
+    return acis_crc32c(acis_crc32c_hole(0, pkt, ACIS_HDR_LEN, ACIS_HDR_CHECKSUM), payload,
+                       len - ACIS_HDR_LEN);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -114,7 +115,7 @@ static uint32_t crc_any(const uint8_t *pkt, size_t len)
  * zero, then a short payload (a longer one goes to crc32c.c's three
  * streams). */
 __attribute__((target("sse4.2")))
-static inline uint32_t crc_hw(const uint8_t *pkt, size_t len)
+static inline uint32_t crc_hw(const uint8_t *pkt, const uint8_t *payload, size_t len)
 {
     uint64_t c = 0xffffffffu, v;
 #pragma GCC unroll 10
@@ -124,7 +125,7 @@ static inline uint32_t crc_hw(const uint8_t *pkt, size_t len)
             v &= ~(0xffffffffull << 8 * (ACIS_HDR_CHECKSUM % 8));
         c = __builtin_ia32_crc32di(c, v);
     }
-    const uint8_t *p = pkt + ACIS_HDR_LEN;
+    const uint8_t *p = payload;
     size_t n = len - ACIS_HDR_LEN;
     if (n > 64 || n % 8)
         return acis_crc32c(~(uint32_t)c, p, n);
@@ -137,7 +138,8 @@ static inline uint32_t crc_hw(const uint8_t *pkt, size_t len)
 #endif
 
 static SW_ALWAYS_INLINE void quick(struct acis_sw *sw, uint32_t port, const void *peer,
-                                  const uint8_t *pkt, size_t len, quick_crc *crc)
+                                  const uint8_t *pkt, const uint8_t *payload, size_t len,
+                                  quick_crc *crc)
 {
     if (len < ACIS_HDR_LEN || port >= sw->o.ports)
         goto full;
@@ -149,7 +151,6 @@ static SW_ALWAYS_INLINE void quick(struct acis_sw *sw, uint32_t port, const void
         goto full;
     struct sw_slot *s = &ct->slots[slot];
     struct sw_use *u = &s->u[s->cur], *prev = &s->u[s->cur ^ 1];
-    const uint8_t *payload = pkt + ACIS_HDR_LEN;
     int first = !u->quick;
     if (first) {                /* the slot's next segment, shaped as its last? */
         if (u->busy || !prev->done || !prev->quick || sw_fabric_row(sw, ct) ||
@@ -170,7 +171,7 @@ static SW_ALWAYS_INLINE void quick(struct acis_sw *sw, uint32_t port, const void
         goto full;
     uint32_t sum = acis_get32(pkt + ACIS_HDR_CHECKSUM);
     int open = p->memory && (pkt[8] & ACIS_F_UNSEALED) && !sum;   /* loopback */
-    if (!open && crc(pkt, len) != sum)
+    if (!open && crc(pkt, payload, len) != sum)
         goto full;
     SWC(sw, packets_in)++;
     SWC(sw, bytes_in) += len;
@@ -189,21 +190,21 @@ static SW_ALWAYS_INLINE void quick(struct acis_sw *sw, uint32_t port, const void
     sw_cgr_arrive(sw, ct, s, u, slot, port);
     return;
 full:
-    sw_full_input(sw, port, peer, pkt, len);
+    sw_full_input(sw, port, peer, pkt, payload, len);
 }
 
 static void quick_any(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
-                      size_t len)
+                      const uint8_t *payload, size_t len)
 {
-    quick(sw, port, peer, pkt, len, crc_any);
+    quick(sw, port, peer, pkt, payload, len, crc_any);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("sse4.2")))
 static void quick_hw(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
-                     size_t len)
+                     const uint8_t *payload, size_t len)
 {
-    quick(sw, port, peer, pkt, len, crc_hw);
+    quick(sw, port, peer, pkt, payload, len, crc_hw);
 }
 #endif
 

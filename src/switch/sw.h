@@ -247,13 +247,15 @@ const sw_kernel *sw_kernels_best(void);
 
 /* quick.c: a packet into the switch (acis_sw_input): the quick path takes
  * it whole or hands it, nothing done, to the full checks (input.c);
- * sw_quick_best picks the build this CPU runs. */
+ * sw_quick_best picks the build this CPU runs.  A packet is len bytes:
+ * its header at pkt, the rest at payload (pkt + ACIS_HDR_LEN but for one
+ * taken in place: acis_sw_input_split). */
 struct acis_sw;
 typedef void sw_quick_fn(struct acis_sw *sw, uint32_t port, const void *peer,
-                         const uint8_t *pkt, size_t len);
+                         const uint8_t *pkt, const uint8_t *payload, size_t len);
 sw_quick_fn *sw_quick_best(void);
 void sw_full_input(struct acis_sw *sw, uint32_t port, const void *peer, const uint8_t *pkt,
-                   size_t len);
+                   const uint8_t *payload, size_t len);
 
 struct acis_sw {
     struct acis_sw_opts o;

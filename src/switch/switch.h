@@ -113,6 +113,12 @@ void acis_sw_destroy(struct acis_sw *sw);
  * service address; peer is then the sender, for port_open/reply). */
 void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
                    const uint8_t *pkt, size_t len);
+/* The same for a packet of len >= ACIS_HDR_LEN bytes in two pieces: the
+ * header's ACIS_HDR_LEN bytes at hdr, the payload at payload (one the
+ * hosting process hands over without copying it; read only during the
+ * call). */
+void acis_sw_input_split(struct acis_sw *sw, uint32_t port, const void *peer,
+                         const uint8_t *hdr, const uint8_t *payload, size_t len);
 
 /* A switch built with o.threads = N > 1 has N workers.  Worker w's
  * handle (w = 0 is sw itself) takes packets like sw, from one thread at a
@@ -311,9 +317,10 @@ void acis_udpsw_set_home_answers(struct acis_udpsw *u, acis_udpsw_home_fn fn, vo
  * injected, workers), and acis_udpsw_take_end().  acis_udpsw_take()
  * returns 0 for a packet it does not take (a control packet, too long):
  * send it, and those after it, as datagrams.  A taken packet is handled
- * at once as if it came from the home port; the answers it makes go out
- * as datagrams, the home port's too (its process is in the middle of a
- * send).  Saves the packet's two system calls and one of its copies. */
+ * at once as if it came from the home port, read where it is; the
+ * answers it makes go out as datagrams, the home port's too (its process
+ * is in the middle of a send).  Saves the packet's two system calls and
+ * both kernel copies. */
 int acis_udpsw_take_begin(struct acis_udpsw *u);
 int acis_udpsw_take(struct acis_udpsw *u, const uint8_t *hdr, const uint8_t *payload,
                     size_t len);

@@ -690,6 +690,10 @@ int acis_udpsw_drive(struct acis_udpsw *u)
     return got;
 }
 
+/* A driver's drain that sends from its home function (an answer that
+ * lets the engine send more) finds core_lock held, its own: not a default
+ * mutex's to take twice, so those packets go as datagrams and the
+ * receive buffer being drained is never written under it. */
 int acis_udpsw_take_begin(struct acis_udpsw *u)
 {
     if (u->fault.active || u->nlanes != 1)       /* both set before it serves */
@@ -705,21 +709,17 @@ int acis_udpsw_take_begin(struct acis_udpsw *u)
     return 1;
 }
 
-/* The packet is copied into the first receive buffer, where a datagram
- * would have landed: the payload on the same alignment, and the lane
- * drains nothing while core_lock is held. */
+/* The packet is read where it is, header and payload apart
+ * (acis_sw_input_split): the core copies what it keeps, as from a
+ * receive buffer, and reads the payload only during the call. */
 int acis_udpsw_take(struct acis_udpsw *u, const uint8_t *hdr, const uint8_t *payload,
                     size_t len)
 {
-    struct udp_lane *l = &u->lanes[0];
-    uint8_t *buf = rx_buf(l, 0);
     if (ACIS_OPC_KIND(hdr[5]) >= ACIS_K_HELLO || ACIS_HDR_LEN + len > pkt_max(u) ||
         u->home == SW_NONE)
         return 0;
-    memcpy(buf, hdr, ACIS_HDR_LEN);
-    if (len)
-        memcpy(buf + ACIS_HDR_LEN, payload, len);
-    acis_sw_input(l->core, u->home, &u->map.addr[u->home], buf, ACIS_HDR_LEN + len);
+    acis_sw_input_split(u->lanes[0].core, u->home, &u->map.addr[u->home], hdr, payload,
+                        ACIS_HDR_LEN + len);
     return 1;
 }
 

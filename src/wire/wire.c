@@ -270,7 +270,16 @@ enum acis_wire_err acis_wire_decode(const void *buf, size_t len,
 enum acis_wire_err acis_wire_decode_from(const void *buf, size_t len, size_t max_payload,
                                          int memory, struct acis_hdr *h)
 {
-    const uint8_t *p = buf;
+    if (len < ACIS_HDR_LEN)
+        return ACIS_WERR_SHORT;
+    return acis_wire_decode_split(buf, (const uint8_t *)buf + ACIS_HDR_LEN, len, max_payload,
+                                  memory, h);
+}
+
+enum acis_wire_err acis_wire_decode_split(const void *hdr, const void *payload, size_t len,
+                                          size_t max_payload, int memory, struct acis_hdr *h)
+{
+    const uint8_t *p = hdr;
     if (len < ACIS_HDR_LEN)
         return ACIS_WERR_SHORT;
     acis_hdr_decode(p, h);
@@ -288,7 +297,8 @@ enum acis_wire_err acis_wire_decode_from(const void *buf, size_t len, size_t max
     if (unsealed && !coll)
         return ACIS_WERR_FLAGS;
     if (!(memory && unsealed && h->checksum == 0) &&
-        acis_crc32c_hole(0, p, len, ACIS_HDR_CHECKSUM) != h->checksum)
+        acis_crc32c(acis_crc32c_hole(0, p, ACIS_HDR_LEN, ACIS_HDR_CHECKSUM), payload,
+                    len - ACIS_HDR_LEN) != h->checksum)
         return ACIS_WERR_CHECKSUM;
     unsigned alg = ACIS_OPC_ALG(h->opcode);
     if ((!coll && (kind < ACIS_K_HELLO || kind > ACIS_K_LAST)) ||
@@ -316,7 +326,7 @@ enum acis_wire_err acis_wire_decode_from(const void *buf, size_t len, size_t max
             return ACIS_WERR_RANGE;
         if (red && misaligned(h->total_len, h->seg_offset, h->payload_len, dt_size[h->dtype]))
             return ACIS_WERR_ALIGN;
-    } else if (!control_len_ok(kind, h->payload_len, p + ACIS_HDR_LEN)) {
+    } else if (!control_len_ok(kind, h->payload_len, payload)) {
         return ACIS_WERR_LENGTH;
     }
     return ACIS_WERR_OK;

@@ -95,7 +95,9 @@ static void header(uint8_t *hdr, unsigned kind, uint32_t src, uint32_t ctx)
 /* Until the switch knows the hosting process's port it takes nothing in
  * place; then a data packet is handled at once as that port's (checked
  * as one from its rank: a foreign context and a spoofed rank are counted
- * as such), a control packet is left to be sent. */
+ * as such), its payload read where it lies, apart from its header (a
+ * sealed one's checksum holds over both), a control packet is left to be
+ * sent. */
 START_TEST(home_requests_in_place)
 {
     uint8_t hdr[ACIS_HDR_LEN];
@@ -111,12 +113,23 @@ START_TEST(home_requests_in_place)
     ck_assert_int_eq(acis_udpsw_take(sw, hdr, NULL, 0), 1);
     header(hdr, ACIS_K_BARRIER, 1, 0x7777);
     ck_assert_int_eq(acis_udpsw_take(sw, hdr, NULL, 0), 1);
+    uint8_t payload[16] = { 1, 2, 3 };
+    struct acis_hdr h = {
+        .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+        .opcode = ACIS_OPC(ACIS_K_BCAST, ACIS_ALG_FLAT), .dtype = ACIS_DT_BYTE,
+        .payload_len = sizeof payload, .total_len = sizeof payload, .job_key = 42,
+        .ctx = 0x7777, .src = 0,
+    };
+    acis_hdr_encode(&h, hdr);
+    acis_hdr_seal(hdr, payload, sizeof payload);
+    ck_assert_int_eq(acis_udpsw_take(sw, hdr, payload, sizeof payload), 1);
     header(hdr, ACIS_K_STATS_REQ, 0, 0);
     ck_assert_int_eq(acis_udpsw_take(sw, hdr, NULL, 0), 0);
     acis_udpsw_take_end(sw);
     acis_udpsw_counters(sw, after);
-    ck_assert_uint_eq(after[ACIS_SWC_packets_in] - before[ACIS_SWC_packets_in], 2);
-    ck_assert_uint_eq(after[ACIS_SWC_drop_foreign] - before[ACIS_SWC_drop_foreign], 1);
+    ck_assert_uint_eq(after[ACIS_SWC_packets_in] - before[ACIS_SWC_packets_in], 3);
+    ck_assert_uint_eq(after[ACIS_SWC_drop_malformed] - before[ACIS_SWC_drop_malformed], 0);
+    ck_assert_uint_eq(after[ACIS_SWC_drop_foreign] - before[ACIS_SWC_drop_foreign], 2);
     ck_assert_uint_eq(after[ACIS_SWC_drop_spoofed] - before[ACIS_SWC_drop_spoofed], 1);
 }
 END_TEST

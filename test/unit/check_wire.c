@@ -1,7 +1,8 @@
 /* check_wire.c -- unit tests of the wire codec: round trips of every
  * field, every rejection reason of acis_wire_decode(), the rules of
- * unsealed packets, CRC-32C against its standard check value, and element
- * sizes against the C layouts. */
+ * unsealed packets, CRC-32C against its standard check value, element
+ * sizes against the C layouts, and a packet decoded from two pieces as
+ * from one. */
 #include "config.h"
 
 #include <check.h>
@@ -46,6 +47,37 @@ START_TEST(round_trip)
     ck_assert_mem_eq(&h, &d, sizeof h);
     ck_assert_uint_eq(acis_get32(pkt), 0x53494341u);
     ck_assert_int_eq(memcmp(pkt, "ACIS", 4), 0);       /* little-endian magic */
+}
+END_TEST
+
+/* A packet whose header and payload lie apart decodes as the same bytes
+ * in one piece: its checksum over both, a garbled payload byte caught,
+ * a control packet's payload read where it is, the length checked. */
+START_TEST(split)
+{
+    static uint8_t apart[256];
+    struct acis_hdr h = base(), d, e;
+    size_t len = build(&h);
+    memcpy(apart, pkt + ACIS_HDR_LEN, h.payload_len);
+    ck_assert_int_eq(acis_wire_decode_split(pkt, apart, len, 8192, 0, &d), ACIS_WERR_OK);
+    ck_assert_int_eq(acis_wire_decode(pkt, len, 8192, &e), ACIS_WERR_OK);
+    ck_assert_mem_eq(&d, &e, sizeof d);
+    apart[10] ^= 1;
+    ck_assert_int_eq(acis_wire_decode_split(pkt, apart, len, 8192, 0, &d), ACIS_WERR_CHECKSUM);
+    ck_assert_int_eq(acis_wire_decode_split(pkt, apart, len - 1, 8192, 0, &d),
+                     ACIS_WERR_LENGTH);
+    struct acis_hdr c = { .magic = ACIS_WIRE_MAGIC, .version = ACIS_WIRE_VERSION,
+                          .opcode = ACIS_OPC(ACIS_K_STATS_REPLY, ACIS_ALG_FLAT),
+                          .payload_len = 12, .src = ACIS_NO_RANK };
+    len = build(&c);
+    memcpy(apart, pkt + ACIS_HDR_LEN, 12);
+    memset(pkt + ACIS_HDR_LEN, 0, 12);       /* only the piece apart is read */
+    acis_put32(apart, 1);                    /* one counter of 8 bytes */
+    acis_hdr_seal(pkt, apart, 12);
+    ck_assert_int_eq(acis_wire_decode_split(pkt, apart, len, 8192, 0, &d), ACIS_WERR_OK);
+    acis_put32(apart, 2);
+    acis_hdr_seal(pkt, apart, 12);
+    ck_assert_int_eq(acis_wire_decode_split(pkt, apart, len, 8192, 0, &d), ACIS_WERR_LENGTH);
 }
 END_TEST
 
@@ -318,6 +350,7 @@ int main(void)
     TCase *tc = tcase_create("wire");
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, crc_vector);
+    tcase_add_test(tc, split);
     tcase_add_test(tc, rejections);
     tcase_add_test(tc, lengths);
     tcase_add_test(tc, control_lengths);
