@@ -170,6 +170,8 @@ void acis_sw_input(struct acis_sw *sw, uint32_t port, const void *peer,
 void acis_sw_input_split(struct acis_sw *sw, uint32_t port, const void *peer,
                          const uint8_t *hdr, const uint8_t *payload, size_t len)
 {
-    if (len >= ACIS_HDR_LEN)
-        sw->quick(sw, port, peer, hdr, payload, len);
+    static const uint8_t none[1];
+    if (len >= ACIS_HDR_LEN)      /* no payload may come as NULL: the core
+                                     copies its 0 bytes, memcpy wants an address */
+        sw->quick(sw, port, peer, hdr, payload ? payload : none, len);
 }
