@@ -19,8 +19,13 @@ for dev in shm udp; do
             fail "$dev, $np ranks: no member heard the switch's refusal"
         grep -q "recovery after a switch failure" "$TMPD/err" &&
             fail "$dev, $np ranks: a member took the disagreement for a switch failure"
+        # MPICH 4.0.2 leaks 32 bytes each time its gatherv or scatterv
+        # reports a truncation, which vcounts provokes on purpose (through
+        # PMPI and through acis's redo in MPICH): no leak check there under
+        # a sanitizer.  abstain.sh leak-checks the same abstention and redo.
         note "$dev, $np ranks: gatherv and scatterv counts that differ"
-        MPIR_CVAR_OFFLOAD_DEVICE=$dev run_mpi $np "$TESTS_DIR/vcounts" ||
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:detect_leaks=0} \
+            MPIR_CVAR_OFFLOAD_DEVICE=$dev run_mpi $np "$TESTS_DIR/vcounts" ||
             fail "$dev, $np ranks: counts that differ"
     done
 done
