@@ -357,6 +357,10 @@ uint32_t acis_crc32c(uint32_t crc, const void *buf, size_t len);
 /* The same over len bytes whose 4 bytes at hole (hole + 4 <= len) are
  * read as zero: a packet with its checksum field blank, in one pass. */
 uint32_t acis_crc32c_hole(uint32_t crc, const void *buf, size_t len, size_t hole);
+/* The same, then l2 more bytes at p2, in one call: a header and its
+ * payload where it lies. */
+uint32_t acis_crc32c_hole2(uint32_t crc, const void *buf, size_t len, size_t hole,
+                           const void *p2, size_t l2);
 
 /* Decode and validate one datagram of len bytes.  max_payload bounds the
  * payload.  Returns ACIS_WERR_OK with *h filled, or the first problem. */

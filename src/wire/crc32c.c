@@ -29,17 +29,21 @@ static uint32_t raw_table(uint32_t crc, const uint8_t *p, size_t len)
 
 static uint32_t (*raw)(uint32_t, const uint8_t *, size_t) = raw_table;
 
-/* Raw CRC of len bytes whose 4 bytes at hole are read as zero, through
- * raw (the hardware has its own, raw_hole_hw). */
-static uint32_t raw_hole_any(uint32_t crc, const uint8_t *p, size_t len, size_t hole)
+/* Raw CRC of len bytes whose 4 bytes at hole are read as zero, then of
+ * l2 more bytes at p2 (a packet's header and its payload where it lies),
+ * through raw (the hardware has its own, raw_hole_hw). */
+static uint32_t raw_hole_any(uint32_t crc, const uint8_t *p, size_t len, size_t hole,
+                             const uint8_t *p2, size_t l2)
 {
     static const uint8_t zero[4];
     crc = raw(crc, p, hole);
     crc = raw(crc, zero, sizeof zero);
-    return raw(crc, p + hole + sizeof zero, len - hole - sizeof zero);
+    crc = raw(crc, p + hole + sizeof zero, len - hole - sizeof zero);
+    return l2 ? raw(crc, p2, l2) : crc;
 }
 
-static uint32_t (*raw_hole)(uint32_t, const uint8_t *, size_t, size_t) = raw_hole_any;
+static uint32_t (*raw_hole)(uint32_t, const uint8_t *, size_t, size_t, const uint8_t *,
+                            size_t) = raw_hole_any;
 
 /* The state after LANE zero bytes from state c: linear in c. */
 static uint32_t shift_lane(uint32_t c)
@@ -104,19 +108,23 @@ static uint32_t raw_hw(uint32_t crc, const uint8_t *p, size_t len)
 #define HEAD_WORDS 10
 
 __attribute__((target("sse4.2")))
-static uint32_t raw_hole_hw(uint32_t crc, const uint8_t *p, size_t len, size_t hole)
+static uint32_t raw_hole_hw(uint32_t crc, const uint8_t *p, size_t len, size_t hole,
+                            const uint8_t *p2, size_t l2)
 {
     if (len < 8 * HEAD_WORDS || hole % 8 > 4 || hole / 8 >= HEAD_WORDS)
-        return raw_hole_any(crc, p, len, hole);
+        return raw_hole_any(crc, p, len, hole, p2, l2);
     uint64_t c = crc, v[HEAD_WORDS];
     memcpy(v, p, sizeof v);
     v[hole / 8] &= ~(0xffffffffull << 8 * (hole % 8));
 #pragma GCC unroll 10
     for (int i = 0; i < HEAD_WORDS; i++)
         c = __builtin_ia32_crc32di(c, v[i]);
-    p += sizeof v;
-    len -= sizeof v;
-    return len < 3 * LANE ? raw_hw1((uint32_t)c, p, len) : raw_hw((uint32_t)c, p, len);
+    crc = (uint32_t)c;
+    if (len > sizeof v)
+        crc = raw_hw(crc, p + sizeof v, len - sizeof v);
+    if (!l2)
+        return crc;
+    return l2 < 3 * LANE ? raw_hw1(crc, p2, l2) : raw_hw(crc, p2, l2);
 }
 
 #endif
@@ -156,5 +164,11 @@ uint32_t acis_crc32c(uint32_t crc, const void *buf, size_t len)
 
 uint32_t acis_crc32c_hole(uint32_t crc, const void *buf, size_t len, size_t hole)
 {
-    return ~raw_hole(~crc, buf, len, hole);
+    return ~raw_hole(~crc, buf, len, hole, NULL, 0);
+}
+
+uint32_t acis_crc32c_hole2(uint32_t crc, const void *buf, size_t len, size_t hole,
+                           const void *p2, size_t l2)
+{
+    return ~raw_hole(~crc, buf, len, hole, p2, l2);
 }

@@ -198,9 +198,7 @@ void acis_hdr_decode(const uint8_t *in, struct acis_hdr *h)
 void acis_hdr_seal2(uint8_t *hdr, const void *p1, size_t l1,
                     const void *p2, size_t l2)
 {
-    uint32_t crc = acis_crc32c_hole(0, hdr, ACIS_HDR_LEN, ACIS_HDR_CHECKSUM);
-    if (l1)
-        crc = acis_crc32c(crc, p1, l1);
+    uint32_t crc = acis_crc32c_hole2(0, hdr, ACIS_HDR_LEN, ACIS_HDR_CHECKSUM, p1, l1);
     if (l2)
         crc = acis_crc32c(crc, p2, l2);
     acis_put32(hdr + ACIS_HDR_CHECKSUM, crc);
@@ -297,8 +295,8 @@ enum acis_wire_err acis_wire_decode_split(const void *hdr, const void *payload, 
     if (unsealed && !coll)
         return ACIS_WERR_FLAGS;
     if (!(memory && unsealed && h->checksum == 0) &&
-        acis_crc32c(acis_crc32c_hole(0, p, ACIS_HDR_LEN, ACIS_HDR_CHECKSUM), payload,
-                    len - ACIS_HDR_LEN) != h->checksum)
+        acis_crc32c_hole2(0, p, ACIS_HDR_LEN, ACIS_HDR_CHECKSUM, payload,
+                          len - ACIS_HDR_LEN) != h->checksum)
         return ACIS_WERR_CHECKSUM;
     unsigned alg = ACIS_OPC_ALG(h->opcode);
     if ((!coll && (kind < ACIS_K_HELLO || kind > ACIS_K_LAST)) ||

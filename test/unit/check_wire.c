@@ -117,6 +117,21 @@ START_TEST(crc_vector)
         ck_assert_uint_eq(acis_crc32c_hole(from, rnd + off, len, hole),
                           acis_crc32c(from, copy, len));
     }
+    /* and a second piece after it, of any length (past the three-stream
+     * blocks too): the same as over the two pieces joined */
+    static unsigned char joined[sizeof copy + sizeof rnd];
+    for (int k = 0; k < 300; k++) {
+        size_t len = 4 + (size_t)rand() % (sizeof copy - 4);
+        size_t hole = (size_t)rand() % (len - 3);
+        size_t l2 = k % 3 ? (size_t)rand() % 130 : (size_t)rand() % (sizeof rnd - 64);
+        const unsigned char *p2 = rnd + (size_t)rand() % 64;
+        uint32_t from = k % 2 ? (uint32_t)rand() : 0;
+        memcpy(joined, rnd + 64, len);
+        memset(joined + hole, 0, 4);
+        memcpy(joined + len, p2, l2);
+        ck_assert_uint_eq(acis_crc32c_hole2(from, rnd + 64, len, hole, l2 ? p2 : NULL, l2),
+                          acis_crc32c(from, joined, len + l2));
+    }
 }
 END_TEST
 
