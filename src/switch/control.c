@@ -54,13 +54,20 @@ static void link_hello(struct acis_sw *sw, const void *peer, const struct acis_h
     sw_welcome(sw, p, peer, h, ACIS_ST_OK);
 }
 
-/* The port rank of job j has here already (a retry), SW_NONE if none. */
+/* The port rank of job j has here already (a retry), SW_NONE if none.
+ * The scan stops once it has passed all of the job's ports (jobs[j].hosts
+ * of them): a job alone has ports 0 .. hosts-1, so a job's set-up is not
+ * hosts times the switch's ports. */
 static uint32_t port_of(const struct acis_sw *sw, uint32_t j, uint32_t rank)
 {
-    for (uint32_t p = 0; p < sw->o.ports; p++) {
+    uint32_t left = sw->jobs[j].hosts;
+    for (uint32_t p = 0; left && p < sw->o.ports; p++) {
         const struct sw_port *sp = &sw->ports[p];
-        if (sp->in_use && !sp->link && sp->job == j && sp->rank == rank)
-            return p;
+        if (sp->in_use && !sp->link && sp->job == j) {
+            if (sp->rank == rank)
+                return p;
+            left--;
+        }
     }
     return SW_NONE;
 }

@@ -591,15 +591,21 @@ START_TEST(control_plane)
     sim_counters(S);
     ck_assert_uint_eq(S->c[ACIS_SWC_drop_foreign], foreign + 1);
 
-    /* a HELLO retry gets the same port */
-    uint32_t port1 = S->hosts[1].port;
-    uint8_t hb[ACIS_HDR_LEN + ACIS_HELLO_LEN], hp[ACIS_HELLO_LEN] = { 3 };
-    int id = 1;
-    sim_control(hb, ACIS_K_HELLO, KEY, 1, 0, 9, hp, sizeof hp);
-    acis_sw_input(S->sw, ACIS_PORT_SERVICE, &id, hb, sizeof hb);
-    ck_assert_uint_eq(S->hosts[1].port, port1);
-    while (sim_pop(S, 1, &p))
-        free(p.data);
+    /* a HELLO retry gets the same port, the job's last one's too (port_of
+     * stops after the job's ports) */
+    sim_counters(S);
+    uint64_t in_use = S->c[ACIS_SWC_ports_in_use];
+    for (int id = 1; id <= 2; id++) {
+        uint32_t port = S->hosts[id].port;
+        uint8_t hb[ACIS_HDR_LEN + ACIS_HELLO_LEN], hp[ACIS_HELLO_LEN] = { 3 };
+        sim_control(hb, ACIS_K_HELLO, KEY, (uint32_t)id, 0, 9, hp, sizeof hp);
+        acis_sw_input(S->sw, ACIS_PORT_SERVICE, &id, hb, sizeof hb);
+        ck_assert_uint_eq(S->hosts[id].port, port);
+        while (sim_pop(S, id, &p))
+            free(p.data);
+    }
+    sim_counters(S);
+    ck_assert_uint_eq(S->c[ACIS_SWC_ports_in_use], in_use);
 
     /* the last BYE of a job releases its rows */
     for (int h = 0; h < 3; h++)
