@@ -69,8 +69,8 @@ static void full_input(struct acis_sw *sw, uint32_t port, const void *peer, cons
         SWC(sw, drop_not_member)++;
         return;
     }
-    if ((h.flags & ACIS_F_UNSEALED) && !h.checksum)
-        SWC(sw, unsealed)++;
+    if (memory && (h.flags & ACIS_F_UNSEALED) && !h.checksum)
+        SWC(sw, unsealed)++;                    /* else its CRC was checked: 0 */
     sw_cgr_input(sw, ct, port, &h, payload);
 }
 

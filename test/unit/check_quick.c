@@ -118,6 +118,64 @@ static size_t piece(uint8_t *buf, uint32_t k, uint32_t window, unsigned what, ui
     return ACIS_HDR_LEN + len;
 }
 
+/* Set the 4 bytes at buf + at so that the CRC-32C of buf's len bytes is
+ * 0: the CRC is affine in those 32 bits, so solve for them (an XOR basis
+ * of each bit's effect, with the bits that make each basis vector). */
+static void crc_zero(uint8_t *buf, size_t len, size_t at)
+{
+    uint32_t basis[32] = { 0 }, made_of[32] = { 0 };
+    acis_put32(buf + at, 0);
+    uint32_t c0 = acis_crc32c(0, buf, len);
+    for (int b = 0; b < 32; b++) {
+        acis_put32(buf + at, 1u << b);
+        uint32_t v = acis_crc32c(0, buf, len) ^ c0, w = 1u << b;
+        for (int i = 31; i >= 0 && v; i--) {
+            if (!(v >> i & 1))
+                continue;
+            if (!basis[i]) {
+                basis[i] = v;
+                made_of[i] = w;
+                break;
+            }
+            v ^= basis[i];
+            w ^= made_of[i];
+        }
+    }
+    uint32_t x = 0, t = c0;
+    for (int i = 31; i >= 0; i--)
+        if (t >> i & 1) {
+            ck_assert(basis[i]);
+            t ^= basis[i];
+            x ^= made_of[i];
+        }
+    acis_put32(buf + at, x);
+    ck_assert_uint_eq(acis_crc32c(0, buf, len), 0);
+}
+
+/* Pieces that say they come unsealed (ACIS_F_UNSEALED, checksum 0) from
+ * ports that never offered it, their payloads forged so that the CRC is
+ * 0 indeed: both paths take them, as sealed, and neither counts them
+ * unsealed (the full path did, the quick one did not). */
+START_TEST(unsealed_forged)
+{
+    start();
+    uint8_t pkt[ACIS_HDR_LEN + 16];
+    for (uint32_t k = 0; k < 4; k++)
+        for (uint32_t m = 0; m < HOSTS; m++) {
+            size_t len = piece(pkt, k, ca->window, 1, m);
+            acis_put16(pkt + 8, (uint16_t)(acis_get16(pkt + 8) | ACIS_F_UNSEALED));
+            acis_put32(pkt + ACIS_HDR_CHECKSUM, 0);
+            crc_zero(pkt, len, len - 4);
+            both((int)m, pkt, len);
+        }
+    sim_counters(A);
+    ck_assert_uint_gt(A->c[ACIS_SWC_quick], 0);
+    ck_assert_uint_eq(A->c[ACIS_SWC_unsealed], 0);
+    ck_assert_uint_eq(A->c[ACIS_SWC_segments], 4);
+    stop();
+}
+END_TEST
+
 START_TEST(mutations)
 {
     start();
@@ -423,6 +481,7 @@ int main(void)
     tcase_add_test(tc, runs);
     tcase_add_test(tc, forgeries);
     tcase_add_test(tc, renewed);
+    tcase_add_test(tc, unsealed_forged);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
